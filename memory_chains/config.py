@@ -1,0 +1,124 @@
+"""Settings read from the environment (and a ``.env`` file), in one place.
+
+:class:`Settings` is a frozen value; :func:`load_settings` builds it from ``os.environ``
+after loading ``.env`` from the current directory (existing variables win). Every variable
+is documented in ``.env.example``.
+
+Example:
+    >>> s = Settings.from_env({"MEMORY_CHAINS_HOME": "/tmp/mc", "OPENAI_API_KEY": ""})
+    >>> s.use_openai, str(s.home)
+    (False, '/tmp/mc')
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_chains.errors import ConfigurationError
+
+__all__ = ["Settings", "load_settings"]
+
+_LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything memory_chains reads from the environment.
+
+    Attributes:
+        openai_api_key: when non-empty, OpenAI models are the default providers.
+        openai_model: chat model name for OpenAI.
+        openai_embeddings_model: embeddings model name for OpenAI.
+        openai_base_url: optional OpenAI-compatible endpoint.
+        model_path: a GGUF file to use instead of the packaged Qwen model.
+        home: the one data directory for everything the library writes (caches, indexes,
+            the default store).
+        store_url: where memories are persisted (``sqlite:///path`` by default).
+        log_level: level of the ``memory_chains`` logger.
+        n_ctx: context window of the embedded model.
+        n_threads: CPU threads of the embedded model (0 = all cores).
+    """
+
+    openai_api_key: str = ""
+    openai_model: str = "gpt-4o-mini"
+    openai_embeddings_model: str = "text-embedding-3-small"
+    openai_base_url: str = ""
+    model_path: Path | None = None
+    home: Path = Path.home() / ".memory_chains"
+    store_url: str = ""
+    log_level: str = "WARNING"
+    n_ctx: int = 4096
+    n_threads: int = 0
+
+    @property
+    def use_openai(self) -> bool:
+        """True when an OpenAI key is configured."""
+        return bool(self.openai_api_key.strip())
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where the assembled model and other caches live."""
+        return self.home / "cache"
+
+    @property
+    def default_store_url(self) -> str:
+        """The store URL, defaulting to a SQLite file under :attr:`home`."""
+        return self.store_url or f"sqlite:///{self.home / 'memory.sqlite3'}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Build settings from a mapping of environment variables.
+
+        Raises:
+            ConfigurationError: a value cannot be parsed (the message names the variable).
+        """
+        level = env.get("MEMORY_CHAINS_LOG_LEVEL", "WARNING").strip().upper() or "WARNING"
+        if level not in _LOG_LEVELS:
+            raise ConfigurationError(
+                f"MEMORY_CHAINS_LOG_LEVEL={level!r} is not one of {', '.join(_LOG_LEVELS)}"
+            )
+        model_path = env.get("MEMORY_CHAINS_MODEL_PATH", "").strip()
+        home = env.get("MEMORY_CHAINS_HOME", "").strip()
+        return cls(
+            openai_api_key=env.get("OPENAI_API_KEY", "").strip(),
+            openai_model=env.get("MEMORY_CHAINS_OPENAI_MODEL", "").strip() or cls.openai_model,
+            openai_embeddings_model=env.get("MEMORY_CHAINS_OPENAI_EMBEDDINGS_MODEL", "").strip()
+            or cls.openai_embeddings_model,
+            openai_base_url=env.get("OPENAI_BASE_URL", "").strip(),
+            model_path=Path(model_path).expanduser() if model_path else None,
+            home=Path(home).expanduser() if home else Path.home() / ".memory_chains",
+            store_url=env.get("MEMORY_CHAINS_STORE", "").strip(),
+            log_level=level,
+            n_ctx=_int(env, "MEMORY_CHAINS_N_CTX", cls.n_ctx),
+            n_threads=_int(env, "MEMORY_CHAINS_N_THREADS", cls.n_threads),
+        )
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigurationError(f"{name}={raw!r} is not an integer") from exc
+    if value < 0:
+        raise ConfigurationError(f"{name}={raw!r} must be zero or positive")
+    return value
+
+
+def load_settings(dotenv_path: str | os.PathLike[str] | None = None) -> Settings:
+    """Load ``.env`` (if present) into the environment, then read :class:`Settings`.
+
+    Variables already set in the environment are not overridden by the file.
+    """
+    from dotenv import load_dotenv
+
+    load_dotenv(dotenv_path=dotenv_path or Path.cwd() / ".env", override=False)
+    settings = Settings.from_env(os.environ)
+    logging.getLogger("memory_chains").setLevel(settings.log_level)
+    return settings
