@@ -1,0 +1,18 @@
+"""Conversational RAG over a knowledge base, with memory and follow-up rewriting.
+
+Core types: :class:`ConversationalRAG` (ask / stream), :class:`RAGAnswer`, and
+:func:`build_chain`, which returns a correctly wired ``ConversationalRetrievalChain``.
+"""
+
+from memory_chains.rag._chain import ANSWER_TAG, ConversationalRAG, RAGAnswer, build_chain
+from memory_chains.rag._history import normalise_history, parse_history, render_history
+
+__all__ = [
+    "ANSWER_TAG",
+    "ConversationalRAG",
+    "RAGAnswer",
+    "build_chain",
+    "normalise_history",
+    "parse_history",
+    "render_history",
+]

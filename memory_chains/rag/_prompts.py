@@ -1,0 +1,34 @@
+"""Prompts of the answer step.
+
+The fixed instructions come first and never change between calls, so that llama.cpp can
+reuse their KV cache; the variable parts (history, retrieved context, question) come last.
+"""
+
+from __future__ import annotations
+
+from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
+
+__all__ = ["DOCUMENT_PROMPT", "QA_PROMPT"]
+
+_SYSTEM = (
+    "You are a helpful customer assistant. Answer the user's question using only the "
+    "context documents below and the conversation so far. If the context does not contain "
+    "the answer, say briefly that you do not have that information. Be concise (one to "
+    "three sentences). Always answer in the language of the question (French questions get "
+    "French answers)."
+)
+
+QA_PROMPT = ChatPromptTemplate.from_messages(
+    [
+        ("system", _SYSTEM),
+        (
+            "human",
+            "Conversation so far:\n{chat_history}\n\nContext documents:\n{context}\n\n"
+            "Question: {question}",
+        ),
+    ]
+)
+"""Answer prompt: variables ``chat_history``, ``context`` and ``question``."""
+
+DOCUMENT_PROMPT = PromptTemplate.from_template("[{source}] {page_content}")
+"""How one retrieved chunk is shown in the context (its source first, for citations)."""
