@@ -1,0 +1,127 @@
+"""``memory-chains chat --docs DIR``: chat with a folder of documents, with memory.
+
+Interactive by default (answers stream); ``--once "message"`` answers one message and exits,
+for scripts. Commands inside the chat: ``/memory`` shows what the memory holds, ``/sources``
+the sources of the last answer, ``/forget`` empties the memory, ``/quit`` leaves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+_HELP = "commands: /memory  /sources  /forget  /quit"
+
+
+def register(sub: Any) -> None:
+    """Add ``chat`` to the parser."""
+    from memory_chains.cli._common import add_model_options
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "chat",
+        help="chat with a folder of documents (interactive, or --once)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        default=None,
+        help="folder of .txt/.md documents (default: the sample knowledge base)",
+    )
+    parser.add_argument("--once", metavar="MESSAGE", help="answer one message and exit")
+    add_model_options(parser)
+    parser.set_defaults(run=run)
+
+
+def _answer(rag: Any, question: str, stream: bool) -> Any:
+    from memory_chains.cli._common import print_answer_footer
+
+    answer = None
+    if stream:
+        for item in rag.stream(question):
+            if isinstance(item, str):
+                print(item, end="", flush=True)
+            else:
+                answer = item
+        print()
+    else:
+        answer = rag.ask(question)
+        print(answer.answer)
+    print_answer_footer(answer)
+    return answer
+
+
+def _show_memory(rag: Any) -> None:
+    history = rag.history()
+    if not history:
+        print("(la mémoire est vide)")
+    for message in history:
+        role = "👤" if message.type == "human" else "🤖"
+        print(f"{role} {message.text}")
+
+
+def _show_sources(answer: Any) -> None:
+    if answer is None:
+        print("(pas encore de réponse)")
+        return
+    for rank, doc in enumerate(answer.sources, 1):
+        excerpt = " ".join(doc.page_content.split())[:160]
+        print(f"{rank}. [{doc.metadata.get('source', '?')}] {excerpt}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chat loop (or answer ``--once``)."""
+    from memory_chains.cli._common import open_knowledge_base
+    from memory_chains.config import load_settings
+    from memory_chains.errors import ConfigurationError, InvalidInputError
+    from memory_chains.knowledge import sample_kb_path
+    from memory_chains.memory import BufferMemory
+    from memory_chains.providers import describe_providers, get_chat_model, get_embeddings
+    from memory_chains.rag import ConversationalRAG, build_chain
+
+    settings = load_settings()
+    folder = args.docs or sample_kb_path()
+    if not folder.is_dir():
+        raise ConfigurationError(f"--docs {folder} is not a folder")
+    print(f"[{describe_providers(settings)}]", file=sys.stderr)
+    llm = get_chat_model(settings)
+    kb = open_knowledge_base(folder, settings, get_embeddings(settings))
+    memory = BufferMemory()
+    rag = ConversationalRAG(build_chain(kb.as_retriever(k=args.k), llm=llm, memory=memory))
+    stream = not args.no_stream
+    if args.once is not None:
+        _answer(rag, args.once, stream)
+        return 0
+    print(_HELP, file=sys.stderr)
+    last = None
+    while True:
+        try:
+            line = input("\n👤 ").strip()
+        except EOFError:
+            print()
+            return 0
+        if not line:
+            continue
+        if line in ("/quit", "/exit"):
+            return 0
+        if line == "/memory":
+            _show_memory(rag)
+        elif line == "/sources":
+            _show_sources(last)
+        elif line == "/forget":
+            memory.clear()
+            last = None
+            print("(mémoire effacée)")
+        elif line.startswith("/"):
+            print(_HELP)
+        else:
+            print("🤖 ", end="", flush=True)
+            try:
+                last = _answer(rag, line, stream)
+            except InvalidInputError as exc:
+                print(f"(question refusée : {exc})")

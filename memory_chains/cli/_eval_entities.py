@@ -1,0 +1,161 @@
+"""``memory-chains eval entities``: precision, recall, F1 and type accuracy of entity memory.
+
+Runs :class:`~memory_chains.entities.EntityTracker` with the LLM extractor (one model call
+per turn, the default chat model) or the rule extractor (no model call) over a JSONL
+dataset and prints the metrics; with ``--json`` the last line is one JSON object.
+``--compare-langchain`` also runs LangChain's ``ConversationEntityMemory`` with the same
+model on the same dialogues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_DEFAULT_DATASET = Path(__file__).resolve().parent.parent / "data" / "eval" / "entities_dev.jsonl"
+
+
+def register(sub: Any) -> None:
+    """Add ``eval entities`` to the ``eval`` sub-parser."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "entities", help="evaluate entity extraction (precision, recall, F1, calls per turn)"
+    )
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=_DEFAULT_DATASET,
+        help="JSONL dataset (default: the packaged development set)",
+    )
+    parser.add_argument(
+        "--types",
+        default="",
+        help="comma-separated entity types (default: the set of gold types of the dataset)",
+    )
+    parser.add_argument("--extractor", choices=("llm", "rules"), default="llm")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N dialogues")
+    parser.add_argument("--verbose", action="store_true", help="print misses per dialogue")
+    parser.add_argument(
+        "--compare-langchain",
+        action="store_true",
+        help="also run LangChain's ConversationEntityMemory with the same model",
+    )
+    parser.add_argument("--json", action="store_true", help="last line: one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation; returns the process exit code."""
+    from memory_chains.entities import (
+        EntityTracker,
+        LLMEntityExtractor,
+        RuleEntityExtractor,
+        resolve_types,
+    )
+    from memory_chains.entities._eval import evaluate, load_dataset
+    from memory_chains.errors import InvalidInputError
+
+    dataset = load_dataset(args.dataset)
+    if args.limit < 0:
+        raise InvalidInputError("--limit must be >= 0")
+    if args.limit:
+        dataset = dataset[: args.limit]
+    if args.types.strip():
+        types = resolve_types([t for t in args.types.split(",") if t.strip()])
+    else:
+        types = resolve_types(sorted({g.type for d in dataset for g in d.entities}))
+
+    model = None
+    if args.extractor == "llm" or args.compare_langchain:
+        from memory_chains.providers import get_chat_model
+
+        model = get_chat_model(max_tokens=256)
+    extractor = LLMEntityExtractor(model) if args.extractor == "llm" else RuleEntityExtractor()
+
+    def on_dialogue(d: Any, s: Any, tracker: Any) -> None:
+        line = f"{d.id:28s} tp={s.tp:2d} fp={s.fp:2d} fn={s.fn:2d} type_ok={s.type_ok:2d}"
+        print(line, file=sys.stderr)
+        if args.verbose:
+            for label, items in (
+                ("missed", s.missed),
+                ("spurious", s.spurious),
+                ("mistyped", s.mistyped),
+            ):
+                if items:
+                    print(f"    {label}: {'; '.join(items)}", file=sys.stderr)
+
+    report = evaluate(
+        dataset, lambda d: EntityTracker(extractor, types=types), on_dialogue=on_dialogue
+    )
+    result: dict[str, Any] = {
+        "dataset": str(args.dataset),
+        "extractor": args.extractor,
+        "types": list(types),
+        **report.to_dict(),
+    }
+    if args.compare_langchain:
+        result["langchain"] = _run_langchain(dataset, model)
+    _print(result)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+def _print(result: dict[str, Any]) -> None:
+    print(
+        f"extractor={result['extractor']} dialogues={result['dialogues']} "
+        f"turns={result['turns']}\n"
+        f"precision={result['precision']:.3f} recall={result['recall']:.3f} "
+        f"f1={result['f1']:.3f} type_accuracy={result['type_accuracy']:.3f}\n"
+        f"llm_calls_per_turn={result['llm_calls_per_turn']:.2f} "
+        f"secs_per_turn={result['secs_per_turn']:.2f} "
+        f"extraction_failures={result['extraction_failures']}"
+    )
+    lc = result.get("langchain")
+    if lc:
+        print(
+            f"langchain ConversationEntityMemory: precision={lc['precision']:.3f} "
+            f"recall={lc['recall']:.3f} f1={lc['f1']:.3f} "
+            f"llm_calls_per_turn={lc['llm_calls_per_turn']:.2f} "
+            f"secs_per_turn={lc['secs_per_turn']:.2f}"
+        )
+
+
+def _run_langchain(dataset: Any, model: Any) -> dict[str, Any]:
+    """LangChain's ConversationEntityMemory on the same dialogues (names only, no types)."""
+    from langchain_classic.memory import ConversationEntityMemory
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    from memory_chains.entities import Entity
+    from memory_chains.entities._eval import EvalReport, Score, exchanges, score_entities
+
+    class _Count(BaseCallbackHandler):
+        calls = 0
+
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            _Count.calls += 1
+
+        def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+            _Count.calls += 1
+
+    counted = model.model_copy(update={"callbacks": [_Count()]})
+    total, n_ex, n_msg, seconds = Score(), 0, 0, 0.0
+    for d in dataset:
+        memory = ConversationEntityMemory(llm=counted)
+        for human, ai in exchanges(d.turns):
+            start = time.perf_counter()
+            memory.load_memory_variables({"input": human})
+            memory.save_context({"input": human}, {"output": ai})
+            seconds += time.perf_counter() - start
+            n_ex += 1
+        n_msg += len(d.turns)
+        names = list(getattr(memory.entity_store, "store", {}).keys())
+        predicted = [Entity(id=f"lc{i}", name=n, type="") for i, n in enumerate(names)]
+        total += score_entities(d.entities, predicted)
+    report = EvalReport(total, len(dataset), n_ex, n_msg, _Count.calls, 0, seconds)
+    out = report.to_dict()
+    out.pop("type_accuracy", None)  # LangChain's entity memory has no types
+    return out

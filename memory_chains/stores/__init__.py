@@ -1,0 +1,112 @@
+"""Where memories are persisted: one interface (:class:`BaseStore`), one module per backend.
+
+* :class:`InMemoryStore` (``memory://``): a dict, for tests and notebooks.
+* :class:`SQLiteStore` (``sqlite:///path/to/file.sqlite3``): the embedded default, stdlib
+  ``sqlite3`` in WAL mode, one file.
+* Redis and PostgreSQL backends come later under ``redis://`` and ``postgresql://``.
+
+:func:`open_store` maps a URL to a backend; backends' drivers are imported only when chosen.
+
+Example:
+    >>> store = open_store("memory://")
+    >>> store.append_turn("alice", "s1", "Hello", "Hi Alice").seq
+    1
+    >>> store.get_summary("alice", "s1").version
+    0
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from memory_chains.errors import ConfigurationError
+from memory_chains.stores._base import (
+    BaseStore,
+    Document,
+    Namespace,
+    SummaryState,
+    Turn,
+    validate_id,
+    validate_namespace,
+)
+from memory_chains.stores._memory import InMemoryStore
+
+if TYPE_CHECKING:
+    from memory_chains.stores._sqlite import SQLiteStore
+
+__all__ = [
+    "BaseStore",
+    "Document",
+    "InMemoryStore",
+    "Namespace",
+    "SQLiteStore",
+    "SummaryState",
+    "Turn",
+    "open_store",
+    "validate_id",
+    "validate_namespace",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SQLiteStore":
+        from memory_chains.stores._sqlite import SQLiteStore
+
+        return SQLiteStore
+    raise AttributeError(f"module 'memory_chains.stores' has no attribute {name!r}")
+
+
+def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
+    """Open the store a URL names, and (by default) create or migrate its schema.
+
+    Args:
+        url: ``memory://``, ``sqlite:///relative/path.sqlite3``,
+            ``sqlite:////absolute/path.sqlite3`` (SQLAlchemy's convention) or
+            ``sqlite:///:memory:``. ``None`` uses the settings'
+            ``default_store_url`` (``MEMORY_CHAINS_STORE``, else a file under the home).
+        setup: call :meth:`BaseStore.setup` before returning.
+
+    Raises:
+        ConfigurationError: unknown scheme or a URL without a path.
+        SchemaVersionError: the file was written by a newer memory_chains.
+
+    Example:
+        >>> open_store("memory://").scheme
+        'memory'
+        >>> open_store("sqlite:///:memory:").scheme
+        'sqlite'
+    """
+    if url is None:
+        from memory_chains.config import load_settings
+
+        url = load_settings().default_store_url
+    if not isinstance(url, str) or "://" not in url:
+        raise ConfigurationError(
+            f"store URL {url!r} is not a URL: use 'memory://' or 'sqlite:///path/to/file'"
+        )
+    scheme = url.split("://", 1)[0].lower()
+    store: BaseStore
+    if scheme == "memory":
+        store = InMemoryStore()
+    elif scheme == "sqlite":
+        # SQLAlchemy's convention: sqlite:///relative.db, sqlite:////absolute/path.db
+        rest = unquote(url.split("://", 1)[1])
+        path = rest[1:] if rest.startswith("/") else rest
+        if not path:
+            raise ConfigurationError(f"store URL {url!r} has no file path")
+        from memory_chains.stores._sqlite import SQLiteStore
+
+        store = SQLiteStore(path)
+    elif scheme in ("redis", "rediss", "postgres", "postgresql"):
+        raise ConfigurationError(
+            f"the {scheme} store backend is not available yet: use 'sqlite:///path' or 'memory://'"
+        )
+    else:
+        raise ConfigurationError(
+            f"unknown store scheme {urlsplit(url).scheme!r} in {url!r}: use 'memory://' or "
+            "'sqlite:///path/to/file'"
+        )
+    if setup:
+        store.setup()
+    return store

@@ -1,0 +1,576 @@
+"""The store interface every memory persists through: :class:`BaseStore`.
+
+A store holds three kinds of records:
+
+* an append-only **turn log** per ``(user_id, session_id)``: each :class:`Turn` is one
+  exchange (the human message and the AI reply together), numbered by ``seq`` (1, 2, …);
+* one running-summary :class:`SummaryState` per session, replaced atomically together with
+  the ``upto_seq`` marker saying which turns it covers (compare-and-swap on ``version``);
+* namespaced JSON **documents** (:class:`Document`) for other memories (entities, profile,
+  facts): ``put(("entities", "alice"), "dell-xps-15", {...})``.
+
+Backends implement a handful of private primitives (``_append_turn``, ``_read_turns``, …);
+validation, the conveniences and the async flavours are written once here. Async methods
+run the sync one in a worker thread unless a backend with a native async driver overrides
+them. Constructors do no I/O: :meth:`BaseStore.setup` creates or migrates the schema (it
+is idempotent and runs on first use if the caller did not call it).
+
+Example:
+    >>> from memory_chains.stores import InMemoryStore
+    >>> store = InMemoryStore()
+    >>> store.append_turn("alice", "s1", "Bonjour", "Bonjour Alice !").seq
+    1
+    >>> [t.human for t in store.last_turns("alice", "s1", 5)]
+    ['Bonjour']
+    >>> store.put(("profile", "alice"), "lang", {"value": "fr"})
+    >>> store.get(("profile", "alice"), "lang").value
+    {'value': 'fr'}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import math
+import re
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from memory_chains.errors import InvalidInputError
+
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "BaseStore",
+    "Document",
+    "Namespace",
+    "SummaryState",
+    "Turn",
+    "validate_id",
+    "validate_namespace",
+]
+
+Namespace = tuple[str, ...]
+
+#: user and session ids: 1-64 characters among letters, digits and ``_ - . : @``.
+_ID_RE = re.compile(r"[A-Za-z0-9_\-.:@]{1,64}")
+MAX_KEY_LENGTH = 256
+_MAX_NAMESPACE_DEPTH = 8
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def validate_id(value: object, what: str = "id") -> str:
+    """Return ``value`` if it is a valid user or session id, else raise.
+
+    Raises:
+        InvalidInputError: not a string, empty, longer than 64 characters, or containing
+            anything other than letters, digits and ``_ - . : @``.
+
+    Example:
+        >>> validate_id("user-42", "user_id")
+        'user-42'
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if not _ID_RE.fullmatch(value):
+        raise InvalidInputError(
+            f"{what}={value[:80]!r} is invalid: use 1-64 characters among letters, digits "
+            "and _ - . : @"
+        )
+    return value
+
+
+def validate_namespace(namespace: object, *, allow_empty: bool = False) -> Namespace:
+    """Return ``namespace`` as a tuple of non-empty strings without control characters.
+
+    Raises:
+        InvalidInputError: not a tuple/list of strings, an empty label, a control character,
+            or more than 8 labels.
+
+    Example:
+        >>> validate_namespace(["entities", "alice"])
+        ('entities', 'alice')
+    """
+    if isinstance(namespace, str) or not isinstance(namespace, (tuple, list)):
+        raise InvalidInputError(
+            f"namespace must be a tuple of strings such as ('entities', 'alice'), "
+            f"got {namespace!r:.80}"
+        )
+    labels = tuple(namespace)
+    if not labels and not allow_empty:
+        raise InvalidInputError("namespace must have at least one label")
+    if len(labels) > _MAX_NAMESPACE_DEPTH:
+        raise InvalidInputError(f"namespace has more than {_MAX_NAMESPACE_DEPTH} labels")
+    for label in labels:
+        if not isinstance(label, str) or not label:
+            raise InvalidInputError(f"namespace labels must be non-empty strings: {labels!r:.80}")
+        if len(label) > MAX_KEY_LENGTH or _CONTROL_RE.search(label):
+            raise InvalidInputError(
+                f"namespace label {label[:80]!r} is too long or has control characters"
+            )
+    return labels
+
+
+def _validate_key(key: object) -> str:
+    if not isinstance(key, str) or not key:
+        raise InvalidInputError(f"document key must be a non-empty string, got {key!r:.80}")
+    if len(key) > MAX_KEY_LENGTH or _CONTROL_RE.search(key):
+        raise InvalidInputError(f"document key {key[:80]!r} is too long or has control characters")
+    return key
+
+
+def _json_object(value: object, what: str) -> str:
+    """Serialise a JSON object strictly (no NaN, str keys only); the canonical stored form."""
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(
+            f"{what} must be a dict (a JSON object), got {type(value).__name__}"
+        )
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+def _validate_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} contains a NUL character")
+    return value
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One exchange of a session's log: what the human said and what the AI answered.
+
+    Attributes:
+        seq: position in the session, 1 for the first turn; strictly increasing.
+        human: the (already masked) human message.
+        ai: the (already masked) AI reply.
+        created_at: UNIX time the turn was appended.
+        metadata: free JSON metadata (e.g. token counts).
+
+    Example:
+        >>> Turn(seq=1, human="Salut", ai="Bonjour !").ai
+        'Bonjour !'
+    """
+
+    seq: int
+    human: str
+    ai: str
+    created_at: float = 0.0
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SummaryState:
+    """The running summary of a session and the last turn it covers.
+
+    Attributes:
+        text: the summary as rendered for prompts.
+        upto_seq: every turn with ``seq <= upto_seq`` is folded into the summary.
+        data: the structured summary (sections of facts, decisions, …) as JSON.
+        version: incremented at each replacement (0 means "no summary yet").
+        updated_at: UNIX time of the last replacement.
+
+    Example:
+        >>> SummaryState().upto_seq
+        0
+    """
+
+    text: str = ""
+    upto_seq: int = 0
+    data: Mapping[str, Any] = field(default_factory=dict)
+    version: int = 0
+    updated_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Document:
+    """A JSON document stored under a namespace and a key.
+
+    Example:
+        >>> Document(("entities", "alice"), "xps", {"type": "PRODUCT"}).key
+        'xps'
+    """
+
+    namespace: Namespace
+    key: str
+    value: Mapping[str, Any]
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+class BaseStore(ABC):
+    """Persistence for memories: turn logs, running summaries and JSON documents.
+
+    Subclasses implement the private primitives; the public methods validate their
+    arguments (ids with :func:`validate_id`, JSON values, namespaces) before any I/O, so
+    bad input raises :class:`~memory_chains.errors.InvalidInputError` and writes nothing.
+    Every method is safe to call from several threads of one process.
+
+    Example:
+        >>> from memory_chains.stores import open_store
+        >>> with open_store("memory://") as store:
+        ...     _ = store.append_turn("u", "s", "q1", "a1")
+        ...     _ = store.append_turn("u", "s", "q2", "a2")
+        ...     [t.seq for t in store.turns_after("u", "s", 1)], store.count_turns("u", "s")
+        ([2], 2)
+    """
+
+    #: the scheme ``open_store`` maps to this backend, e.g. ``"sqlite"``.
+    scheme: str = ""
+
+    def __init__(self) -> None:
+        self._setup_done = False
+        self._setup_lock = threading.Lock()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Create or migrate the schema; idempotent.
+
+        Raises:
+            SchemaVersionError: the store was written by a newer version of the library.
+            StoreUnavailableError: the store cannot be opened.
+        """
+        with self._setup_lock:
+            if not self._setup_done:
+                self._setup()
+                self._setup_done = True
+
+    def _ensure(self) -> None:
+        if not self._setup_done:
+            self.setup()
+
+    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+        """Release connections. The store must not be used afterwards."""
+
+    def __enter__(self) -> BaseStore:
+        self.setup()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- primitives (backends) ---------------------------------------------------------
+
+    @abstractmethod
+    def _setup(self) -> None: ...
+
+    @abstractmethod
+    def _append_turn(
+        self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
+    ) -> Turn:
+        """Append one exchange atomically with the next ``seq``."""
+
+    @abstractmethod
+    def _read_turns(
+        self, user_id: str, session_id: str, after_seq: int, last: int | None
+    ) -> builtins.list[Turn]:
+        """Turns with ``seq > after_seq`` in order; only the ``last`` most recent if given."""
+
+    @abstractmethod
+    def _count_turns(self, user_id: str, session_id: str) -> tuple[int, int]:
+        """``(number of turns, highest seq)`` of a session; must not scan the log."""
+
+    @abstractmethod
+    def _delete_session(self, user_id: str, session_id: str) -> int:
+        """Delete the turns of a session and reset its summary to ``("", 0, {})`` with
+        ``version + 1``; return the number of turns deleted."""
+
+    @abstractmethod
+    def _list_sessions(self, user_id: str) -> builtins.list[str]: ...
+
+    @abstractmethod
+    def _get_summary(self, user_id: str, session_id: str) -> SummaryState | None: ...
+
+    @abstractmethod
+    def _replace_summary(
+        self,
+        user_id: str,
+        session_id: str,
+        text: str,
+        upto_seq: int,
+        data_json: str,
+        expected_version: int,
+        now: float,
+    ) -> SummaryState | None:
+        """Write version ``expected_version + 1`` if the stored version is still
+        ``expected_version`` (0 = none yet); else write nothing and return None."""
+
+    @abstractmethod
+    def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None: ...
+
+    @abstractmethod
+    def _get(self, namespace: Namespace, key: str) -> Document | None: ...
+
+    @abstractmethod
+    def _list(self, prefix: Namespace, limit: int | None) -> builtins.list[Document]:
+        """Documents whose namespace starts with ``prefix``, by namespace then key."""
+
+    @abstractmethod
+    def _delete(self, namespace: Namespace, key: str) -> bool: ...
+
+    # -- turn log ------------------------------------------------------------------------
+
+    def append_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        human: str,
+        ai: str,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Turn:
+        """Append one exchange (both messages or neither) and return it with its ``seq``.
+
+        The store does not mask or normalise text: memories do that before calling it.
+
+        Raises:
+            InvalidInputError: a bad id, a non-string message, a NUL character, or metadata
+                that is not a JSON object.
+        """
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        _validate_text(human, "human message")
+        _validate_text(ai, "ai message")
+        metadata_json = _json_object(metadata or {}, "turn metadata")
+        self._ensure()
+        return self._append_turn(user_id, session_id, human, ai, metadata_json, time.time())
+
+    def last_turns(self, user_id: str, session_id: str, n: int) -> builtins.list[Turn]:
+        """The ``n`` most recent turns, oldest first (``n = 0`` gives ``[]``)."""
+        n = _non_negative(n, "n")
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        if n == 0:
+            return []
+        self._ensure()
+        return self._read_turns(user_id, session_id, 0, n)
+
+    def turns_after(
+        self, user_id: str, session_id: str, after_seq: int = 0, *, last: int | None = None
+    ) -> builtins.list[Turn]:
+        """Turns with ``seq > after_seq``, oldest first; only the ``last`` ones if given."""
+        after_seq = _non_negative(after_seq, "after_seq")
+        if last is not None:
+            last = _non_negative(last, "last")
+            if last == 0:
+                return []
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        self._ensure()
+        return self._read_turns(user_id, session_id, after_seq, last)
+
+    def count_turns(self, user_id: str, session_id: str) -> int:
+        """Number of turns in the session's log (constant time)."""
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        self._ensure()
+        return self._count_turns(user_id, session_id)[0]
+
+    def last_seq(self, user_id: str, session_id: str) -> int:
+        """The ``seq`` of the most recent turn, 0 when the session is empty."""
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        self._ensure()
+        return self._count_turns(user_id, session_id)[1]
+
+    def delete_session(self, user_id: str, session_id: str) -> int:
+        """Forget a session: its turns and its summary. Returns the number of turns deleted.
+
+        The summary is reset (empty text, ``upto_seq = 0``) with a new ``version``, so a
+        compaction of the deleted turns still running somewhere cannot write them back.
+        """
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        self._ensure()
+        return self._delete_session(user_id, session_id)
+
+    def list_sessions(self, user_id: str) -> builtins.list[str]:
+        """Session ids of a user that have turns or a summary, sorted."""
+        validate_id(user_id, "user_id")
+        self._ensure()
+        return self._list_sessions(user_id)
+
+    # -- running summary -----------------------------------------------------------------
+
+    def get_summary(self, user_id: str, session_id: str) -> SummaryState:
+        """The session's summary state; an empty ``SummaryState()`` when there is none."""
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        self._ensure()
+        return self._get_summary(user_id, session_id) or SummaryState()
+
+    def replace_summary(
+        self,
+        user_id: str,
+        session_id: str,
+        text: str,
+        upto_seq: int,
+        data: Mapping[str, Any] | None = None,
+        *,
+        expected_version: int,
+    ) -> SummaryState | None:
+        """Atomically replace the summary and its ``upto_seq`` marker.
+
+        Compare-and-swap: the write happens only if the stored version still equals
+        ``expected_version`` (the ``version`` of the state the new summary was built from),
+        so two concurrent compactions cannot overwrite each other.
+
+        Returns:
+            The new state, or ``None`` when another writer got there first.
+
+        Raises:
+            InvalidInputError: bad ids, text, ``upto_seq`` or data.
+        """
+        validate_id(user_id, "user_id")
+        validate_id(session_id, "session_id")
+        _validate_text(text, "summary text")
+        upto_seq = _non_negative(upto_seq, "upto_seq")
+        expected_version = _non_negative(expected_version, "expected_version")
+        data_json = _json_object(data or {}, "summary data")
+        self._ensure()
+        return self._replace_summary(
+            user_id, session_id, text, upto_seq, data_json, expected_version, time.time()
+        )
+
+    # -- documents -----------------------------------------------------------------------
+
+    def put(self, namespace: Sequence[str], key: str, value: Mapping[str, Any]) -> None:
+        """Insert or replace the JSON document ``value`` under ``(namespace, key)``.
+
+        Raises:
+            InvalidInputError: bad namespace or key, or a value that is not a JSON object
+                (NaN, sets, objects… are refused: nothing is ever pickled).
+        """
+        ns = validate_namespace(namespace)
+        _validate_key(key)
+        value_json = _json_object(value, "document value")
+        self._ensure()
+        self._put(ns, key, value_json, time.time())
+
+    def get(self, namespace: Sequence[str], key: str) -> Document | None:
+        """The document under ``(namespace, key)``, or ``None``."""
+        ns = validate_namespace(namespace)
+        _validate_key(key)
+        self._ensure()
+        return self._get(ns, key)
+
+    def list(
+        self, namespace_prefix: Sequence[str] = (), *, limit: int | None = None
+    ) -> builtins.list[Document]:
+        """Documents whose namespace starts with ``namespace_prefix`` (all with ``()``)."""
+        prefix = validate_namespace(namespace_prefix, allow_empty=True)
+        if limit is not None:
+            limit = _non_negative(limit, "limit")
+            if limit == 0:
+                return []
+        self._ensure()
+        return self._list(prefix, limit)
+
+    def delete(self, namespace: Sequence[str], key: str) -> bool:
+        """Delete one document; True if it existed."""
+        ns = validate_namespace(namespace)
+        _validate_key(key)
+        self._ensure()
+        return self._delete(ns, key)
+
+    # -- async flavours (a thread by default; native async backends override) -----------
+
+    async def asetup(self) -> None:
+        """Async :meth:`setup`."""
+        await asyncio.to_thread(self.setup)
+
+    async def aappend_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        human: str,
+        ai: str,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Turn:
+        """Async :meth:`append_turn`."""
+        return await asyncio.to_thread(self.append_turn, user_id, session_id, human, ai, metadata)
+
+    async def alast_turns(self, user_id: str, session_id: str, n: int) -> builtins.list[Turn]:
+        """Async :meth:`last_turns`."""
+        return await asyncio.to_thread(self.last_turns, user_id, session_id, n)
+
+    async def aturns_after(
+        self, user_id: str, session_id: str, after_seq: int = 0, *, last: int | None = None
+    ) -> builtins.list[Turn]:
+        """Async :meth:`turns_after`."""
+        return await asyncio.to_thread(self.turns_after, user_id, session_id, after_seq, last=last)
+
+    async def acount_turns(self, user_id: str, session_id: str) -> int:
+        """Async :meth:`count_turns`."""
+        return await asyncio.to_thread(self.count_turns, user_id, session_id)
+
+    async def adelete_session(self, user_id: str, session_id: str) -> int:
+        """Async :meth:`delete_session`."""
+        return await asyncio.to_thread(self.delete_session, user_id, session_id)
+
+    async def aget_summary(self, user_id: str, session_id: str) -> SummaryState:
+        """Async :meth:`get_summary`."""
+        return await asyncio.to_thread(self.get_summary, user_id, session_id)
+
+    async def areplace_summary(
+        self,
+        user_id: str,
+        session_id: str,
+        text: str,
+        upto_seq: int,
+        data: Mapping[str, Any] | None = None,
+        *,
+        expected_version: int,
+    ) -> SummaryState | None:
+        """Async :meth:`replace_summary`."""
+        return await asyncio.to_thread(
+            self.replace_summary,
+            user_id,
+            session_id,
+            text,
+            upto_seq,
+            data,
+            expected_version=expected_version,
+        )
+
+    async def aput(self, namespace: Sequence[str], key: str, value: Mapping[str, Any]) -> None:
+        """Async :meth:`put`."""
+        await asyncio.to_thread(self.put, namespace, key, value)
+
+    async def aget(self, namespace: Sequence[str], key: str) -> Document | None:
+        """Async :meth:`get`."""
+        return await asyncio.to_thread(self.get, namespace, key)
+
+    async def alist(
+        self, namespace_prefix: Sequence[str] = (), *, limit: int | None = None
+    ) -> builtins.list[Document]:
+        """Async :meth:`list`."""
+        return await asyncio.to_thread(self.list, namespace_prefix, limit=limit)
+
+    async def adelete(self, namespace: Sequence[str], key: str) -> bool:
+        """Async :meth:`delete`."""
+        return await asyncio.to_thread(self.delete, namespace, key)
+
+
+def _non_negative(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        else:
+            raise InvalidInputError(f"{what} must be an integer, got {value!r:.40}")
+    if value < 0:
+        raise InvalidInputError(f"{what} must be zero or positive, got {value}")
+    return value

@@ -1,0 +1,388 @@
+"""The embedded default store: :class:`SQLiteStore`, one SQLite file in WAL mode.
+
+Only this module imports :mod:`sqlite3`. The schema is versioned: :data:`MIGRATIONS` is an
+ordered list applied by :meth:`SQLiteStore.setup` inside one transaction, and the version
+reached is recorded in ``mc_schema``. A file written by a newer library (higher version)
+is refused with :class:`~memory_chains.errors.SchemaVersionError` rather than misread.
+
+Cost per turn does not grow with the history: turns are keyed by
+``(user_id, session_id, seq)`` (a clustered primary key), the last N turns are one index
+range read, and the turn count and next ``seq`` live in a per-session row.
+
+Example:
+    >>> store = SQLiteStore(":memory:")
+    >>> store.setup()
+    >>> store.append_turn("u", "s", "q", "a").seq
+    1
+    >>> store.schema_version()
+    1
+    >>> store.close()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memory_chains.errors import SchemaVersionError, StoreError, StoreUnavailableError
+from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+
+__all__ = ["MIGRATIONS", "SQLiteStore"]
+
+# Namespace labels are joined with the ASCII unit separator (control characters are refused
+# in labels), so that a prefix query is an index range: [P, P) ∪ [P + US, P + US + 1).
+_SEP = "\x1f"
+_SEP_NEXT = "\x20"
+
+#: Ordered schema migrations; migration i (0-based) brings the schema to version i + 1.
+#: Never edit a released entry: append a new one.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE mc_sessions (
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, session_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE mc_turns (
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            human TEXT NOT NULL,
+            ai TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            PRIMARY KEY (user_id, session_id, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE mc_summaries (
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            upto_seq INTEGER NOT NULL,
+            data TEXT NOT NULL DEFAULT '{}',
+            version INTEGER NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, session_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE mc_documents (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (namespace, key)
+        ) WITHOUT ROWID""",
+    ),
+)
+
+
+class SQLiteStore(BaseStore):
+    """Memories persisted in one SQLite file (WAL journal), safe across threads and processes.
+
+    Args:
+        path: the database file (its directory is created by :meth:`setup`), or
+            ``":memory:"`` for a private in-memory database.
+        timeout: seconds to wait for another writer before raising
+            :class:`~memory_chains.errors.StoreUnavailableError`.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "memory.sqlite3")
+        >>> with SQLiteStore(path) as store:
+        ...     _ = store.append_turn("alice", "s1", "Bonjour", "Salut !")
+        >>> with SQLiteStore(path) as store:
+        ...     store.last_turns("alice", "s1", 1)[0].ai
+        'Salut !'
+    """
+
+    scheme = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        super().__init__()
+        self.path = str(path)
+        self.timeout = timeout
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+    # -- connection ----------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            try:
+                if self.path != ":memory:":
+                    Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(
+                    os.path.expanduser(self.path),
+                    timeout=self.timeout,
+                    isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                    check_same_thread=False,  # guarded by self._lock
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except (sqlite3.Error, OSError) as exc:
+                raise StoreUnavailableError(
+                    f"cannot open the SQLite store {self.path!r}: {exc}"
+                ) from exc
+            self._conn = conn
+        return self._conn
+
+    @contextmanager
+    def _tx(self, write: bool) -> Iterator[sqlite3.Connection]:
+        """A write transaction under the process lock (rolled back on any error), or, for
+        reads made of one statement, the connection in autocommit mode (already atomic)."""
+        with self._lock:
+            conn = self._connect()
+            try:
+                if not write:
+                    yield conn
+                    return
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise StoreUnavailableError(
+                        f"the SQLite store {self.path!r} is locked by another writer: {exc}"
+                    ) from exc
+                raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection; a later call reopens it."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._setup_done = False
+
+    # -- schema --------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """The schema version recorded in the file (0 before :meth:`setup`)."""
+        with self._tx(write=False) as conn:
+            return _read_version(conn)
+
+    def _setup(self) -> None:
+        with self._tx(write=True) as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS mc_schema (version INTEGER NOT NULL)")
+            version = _read_version(conn)
+            if version > len(MIGRATIONS):
+                raise SchemaVersionError(
+                    f"{self.path!r} has schema version {version}, newer than the "
+                    f"{len(MIGRATIONS)} this memory_chains knows: upgrade memory_chains"
+                )
+            for statements in MIGRATIONS[version:]:
+                for statement in statements:
+                    conn.execute(statement)
+            if version == 0:
+                conn.execute("DELETE FROM mc_schema")
+                conn.execute("INSERT INTO mc_schema (version) VALUES (?)", (len(MIGRATIONS),))
+            elif version < len(MIGRATIONS):
+                conn.execute("UPDATE mc_schema SET version = ?", (len(MIGRATIONS),))
+
+    # -- turn log ------------------------------------------------------------------------
+
+    def _append_turn(
+        self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
+    ) -> Turn:
+        with self._tx(write=True) as conn:
+            row = conn.execute(
+                "SELECT last_seq FROM mc_sessions WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            ).fetchone()
+            seq = (row[0] if row else 0) + 1
+            conn.execute(
+                "INSERT INTO mc_turns (user_id, session_id, seq, human, ai, metadata, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (user_id, session_id, seq, human, ai, metadata_json, now),
+            )
+            conn.execute(
+                "INSERT INTO mc_sessions"
+                " (user_id, session_id, turn_count, last_seq, created_at, updated_at)"
+                " VALUES (?, ?, 1, ?, ?, ?)"
+                " ON CONFLICT (user_id, session_id) DO UPDATE SET"
+                " turn_count = turn_count + 1, last_seq = excluded.last_seq,"
+                " updated_at = excluded.updated_at",
+                (user_id, session_id, seq, now, now),
+            )
+        return Turn(seq, human, ai, now, json.loads(metadata_json))
+
+    def _read_turns(
+        self, user_id: str, session_id: str, after_seq: int, last: int | None
+    ) -> list[Turn]:
+        with self._tx(write=False) as conn:
+            if last is None:
+                rows = conn.execute(
+                    "SELECT seq, human, ai, created_at, metadata FROM mc_turns"
+                    " WHERE user_id = ? AND session_id = ? AND seq > ? ORDER BY seq",
+                    (user_id, session_id, after_seq),
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT seq, human, ai, created_at, metadata FROM mc_turns"
+                    " WHERE user_id = ? AND session_id = ? AND seq > ?"
+                    " ORDER BY seq DESC LIMIT ?",
+                    (user_id, session_id, after_seq, last),
+                ).fetchall()
+                rows.reverse()
+        return [Turn(r[0], r[1], r[2], r[3], _load_object(r[4])) for r in rows]
+
+    def _count_turns(self, user_id: str, session_id: str) -> tuple[int, int]:
+        with self._tx(write=False) as conn:
+            row = conn.execute(
+                "SELECT turn_count, last_seq FROM mc_sessions WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            ).fetchone()
+        return (row[0], row[1]) if row else (0, 0)
+
+    def _delete_session(self, user_id: str, session_id: str) -> int:
+        with self._tx(write=True) as conn:
+            deleted = conn.execute(
+                "DELETE FROM mc_turns WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            ).rowcount
+            conn.execute(
+                "DELETE FROM mc_sessions WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            )
+            # reset rather than delete: the version advances, so a compaction of the old
+            # turns still running elsewhere fails its compare-and-swap
+            conn.execute(
+                "INSERT INTO mc_summaries"
+                " (user_id, session_id, text, upto_seq, data, version, updated_at)"
+                " VALUES (?, ?, '', 0, '{}', 1, ?)"
+                " ON CONFLICT (user_id, session_id) DO UPDATE SET text = '', upto_seq = 0,"
+                " data = '{}', version = version + 1, updated_at = excluded.updated_at",
+                (user_id, session_id, time.time()),
+            )
+        return int(deleted)
+
+    def _list_sessions(self, user_id: str) -> list[str]:
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                "SELECT session_id FROM mc_sessions WHERE user_id = ?"
+                " UNION SELECT session_id FROM mc_summaries WHERE user_id = ? AND upto_seq > 0"
+                " ORDER BY 1",
+                (user_id, user_id),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    # -- running summary -----------------------------------------------------------------
+
+    def _get_summary(self, user_id: str, session_id: str) -> SummaryState | None:
+        with self._tx(write=False) as conn:
+            row = conn.execute(
+                "SELECT text, upto_seq, data, version, updated_at FROM mc_summaries"
+                " WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            ).fetchone()
+        if row is None:
+            return None
+        return SummaryState(row[0], row[1], json.loads(row[2]), row[3], row[4])
+
+    def _replace_summary(
+        self,
+        user_id: str,
+        session_id: str,
+        text: str,
+        upto_seq: int,
+        data_json: str,
+        expected_version: int,
+        now: float,
+    ) -> SummaryState | None:
+        with self._tx(write=True) as conn:
+            row = conn.execute(
+                "SELECT version FROM mc_summaries WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            ).fetchone()
+            if (row[0] if row else 0) != expected_version:
+                return None
+            conn.execute(
+                "INSERT INTO mc_summaries"
+                " (user_id, session_id, text, upto_seq, data, version, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (user_id, session_id) DO UPDATE SET text = excluded.text,"
+                " upto_seq = excluded.upto_seq, data = excluded.data,"
+                " version = excluded.version, updated_at = excluded.updated_at",
+                (user_id, session_id, text, upto_seq, data_json, expected_version + 1, now),
+            )
+        return SummaryState(text, upto_seq, json.loads(data_json), expected_version + 1, now)
+
+    # -- documents -----------------------------------------------------------------------
+
+    def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
+        with self._tx(write=True) as conn:
+            conn.execute(
+                "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
+                " updated_at = excluded.updated_at",
+                (_SEP.join(namespace), key, value_json, now, now),
+            )
+
+    def _get(self, namespace: Namespace, key: str) -> Document | None:
+        with self._tx(write=False) as conn:
+            row = conn.execute(
+                "SELECT value, created_at, updated_at FROM mc_documents"
+                " WHERE namespace = ? AND key = ?",
+                (_SEP.join(namespace), key),
+            ).fetchone()
+        if row is None:
+            return None
+        return Document(namespace, key, json.loads(row[0]), row[1], row[2])
+
+    def _list(self, prefix: Namespace, limit: int | None) -> list[Document]:
+        sql = "SELECT namespace, key, value, created_at, updated_at FROM mc_documents"
+        params: list[object] = []
+        if prefix:
+            joined = _SEP.join(prefix)
+            sql += " WHERE namespace = ? OR (namespace >= ? AND namespace < ?)"
+            params += [joined, joined + _SEP, joined + _SEP_NEXT]
+        sql += " ORDER BY namespace, key"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._tx(write=False) as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [Document(tuple(r[0].split(_SEP)), r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+
+    def _delete(self, namespace: Namespace, key: str) -> bool:
+        with self._tx(write=True) as conn:
+            count = conn.execute(
+                "DELETE FROM mc_documents WHERE namespace = ? AND key = ?",
+                (_SEP.join(namespace), key),
+            ).rowcount
+        return count > 0
+
+
+def _load_object(text: str) -> dict[str, object]:
+    value: dict[str, object] = {} if text == "{}" else json.loads(text)
+    return value
+
+
+def _read_version(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mc_schema'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM mc_schema").fetchone()
+    return int(row[0] or 0)

@@ -1,0 +1,56 @@
+"""The ``memory-chains eval entities`` command, with the rule extractor and fake models."""
+
+from __future__ import annotations
+
+import json
+
+from memory_chains.cli import main
+from memory_chains.testing import ScriptedChatModel
+
+LINE = {
+    "id": "t1",
+    "turns": [
+        ["user", "Je cherche le Dell XPS 15"],
+        ["assistant", "Le Dell XPS 15 coûte 1599 €."],
+        ["user", "Et sa garantie ?"],
+        ["assistant", "2 ans."],
+    ],
+    "entities": [{"name": "Dell XPS 15", "type": "PRODUCT"}, {"name": "1599 €", "type": "MONEY"}],
+}
+
+
+def test_eval_entities_rules_json_last_line(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(LINE) + "\n")
+    assert main(["eval", "entities", "--dataset", str(data), "--extractor", "rules", "--json"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    result = json.loads(last)
+    assert result["types"] == ["MONEY", "PRODUCT"]  # configured from the gold types
+    assert (result["precision"], result["recall"], result["f1"]) == (1.0, 1.0, 1.0)
+    assert result["type_accuracy"] == 1.0 and result["llm_calls_per_turn"] == 0.0
+    assert result["turns"] == 2 and result["messages"] == 4
+
+
+def test_eval_entities_explicit_types_and_bad_input(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(LINE) + "\n")
+    args = ["eval", "entities", "--dataset", str(data), "--extractor", "rules", "--json"]
+    assert main([*args, "--types", "product"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["types"] == ["PRODUCT"] and result["recall"] == 0.5
+    assert main([*args, "--types", "bad type"]) == 1
+    assert main(["eval", "entities", "--dataset", str(tmp_path / "missing.jsonl")]) == 1
+    assert "cannot read dataset" in capsys.readouterr().err
+
+
+def test_compare_langchain_counts_its_calls(tmp_path):
+    from memory_chains.cli._eval_entities import _run_langchain
+    from memory_chains.entities._eval import load_dataset
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(LINE) + "\n")
+    model = ScriptedChatModel(default="Dell XPS 15")
+    out = _run_langchain(load_dataset(data), model)
+    # ConversationEntityMemory: one extraction call per load, plus one summary per entity.
+    assert out["llm_calls_per_turn"] >= 2.0
+    assert out["tp"] == 1 and out["fn"] == 1

@@ -1,0 +1,365 @@
+"""Summary memory: thresholds, one call per compaction, background, failures, no drift."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from memory_chains.errors import InvalidInputError, MalformedOutputError, ModelCallError
+from memory_chains.memory import LLMSummarizer, SummaryCore, SummaryData
+from memory_chains.memory._summary_data import (
+    SummaryUpdate,
+    anchors,
+    apply_update,
+    carry_forward,
+    fit_budget,
+    parse_update,
+)
+from memory_chains.stores import InMemoryStore, SQLiteStore, Turn
+from memory_chains.testing import ScriptedChatModel, word_counter
+
+
+def update(**sections: list[str]) -> str:
+    return json.dumps(sections)
+
+
+def echo_fact(messages: Sequence[BaseMessage]) -> str:
+    """A fake model adding one fact per turn it is asked to fold."""
+    prompt = str(messages[-1].content)
+    folded = [line for line in prompt.splitlines() if line.startswith("Human (turn")]
+    return update(add_facts=[f"Noted: {line.split(': ', 1)[1]}" for line in folded])
+
+
+def make(llm: ScriptedChatModel, **kwargs: object) -> SummaryCore:
+    kwargs.setdefault("background", False)
+    kwargs.setdefault("token_counter", word_counter)
+    return SummaryCore(llm, **kwargs)  # type: ignore[arg-type]
+
+
+# -- pure helpers -----------------------------------------------------------------------
+
+
+def test_parse_update_repairs_fences_and_prose() -> None:
+    raw = 'Sure!\n```json\n{"add_facts": ["A", "A", 3], "remove": ["q1"], "junk": 1}\n```'
+    parsed = parse_update(raw)
+    assert parsed.add == {"key_facts": ("A",)} and parsed.remove == ("Q1",)
+    full = parse_update('{"key_facts": ["X"], "open_questions": ["Y?"]}')
+    assert full.add == {"key_facts": ("X",), "open_questions": ("Y?",)}
+    with pytest.raises(MalformedOutputError) as info:
+        parse_update("I cannot do that")
+    assert info.value.raw == "I cannot do that"
+
+
+def test_apply_update_is_pure_and_keeps_previous_items() -> None:
+    prev = SummaryData(key_facts=("F one",), open_questions=("Q one?", "Q two?"))
+    new = apply_update(prev, SummaryUpdate({"key_facts": ("F two", "f ONE")}, ("Q1", "Z9")))
+    assert new.key_facts == ("F one", "F two")
+    assert new.open_questions == ("Q two?",)
+    assert prev.open_questions == ("Q one?", "Q two?")  # input unchanged
+
+
+def test_restated_items_replace_the_shorter_version() -> None:
+    prev = SummaryData(key_facts=("Order 48213 ships to Lyon.",))
+    new = apply_update(
+        prev,
+        SummaryUpdate(
+            {"key_facts": ("Order 48213 ships to Lyon on 14 March.", "ships to Lyon", "New fact")}
+        ),
+    )
+    assert new.key_facts == ("Order 48213 ships to Lyon on 14 March.", "New fact")
+
+
+def test_anchors() -> None:
+    assert anchors("Le client Paul Martin a commandé 2 XPS le 14/03 pour 1 299 €") >= {
+        "martin",
+        "xps",
+        "14/03",
+        "2",
+        "299",
+    }
+    assert "le" not in anchors("Le client")
+
+
+def test_carry_forward_restores_lost_facts_only() -> None:
+    prev = SummaryData(
+        key_facts=("Order 4821 ships to Lyon.", "The user likes green tea."),
+        decisions=("Refund approved on 2 May.",),
+        open_questions=("Which colour?",),
+    )
+    rewritten = SummaryData(key_facts=("The user likes green tea a lot.",))
+    repaired, restored = carry_forward(prev, rewritten)
+    assert restored == 2
+    assert "Order 4821 ships to Lyon." in repaired.key_facts
+    assert repaired.decisions == ("Refund approved on 2 May.",)
+    assert repaired.open_questions == ()  # open questions may be resolved
+    same, none = carry_forward(prev, prev)
+    assert (same, none) == (prev, 0)
+
+
+def test_fit_budget_drops_oldest_questions_first() -> None:
+    data = SummaryData(key_facts=("fact one",), open_questions=("old question?", "new question?"))
+    fitted, dropped = fit_budget(data, word_counter(data.render()) - 1, word_counter)
+    assert dropped == 1 and fitted.open_questions == ("new question?",)
+    assert fitted.key_facts == ("fact one",)
+
+
+def test_summarizer_prompt_prefix_is_fixed() -> None:
+    s = LLMSummarizer(ScriptedChatModel())
+    a = s.build_messages(SummaryData(), [Turn(1, "h", "a")])
+    b = s.build_messages(SummaryData(key_facts=("x",)), [Turn(9, "other", "b")])
+    assert [m.content for m in a[:3]] == [m.content for m in b[:3]]
+    assert "F1. x" in str(b[-1].content) and "Human (turn 9): other" in str(b[-1].content)
+
+
+def test_summarizer_structured_flag() -> None:
+    assert LLMSummarizer(ScriptedChatModel()).structured is False
+    assert (
+        LLMSummarizer(ScriptedChatModel(), structured=True)._kwargs()["response_format"]["type"]
+        == "json_schema"
+    )
+    with pytest.raises(InvalidInputError):
+        LLMSummarizer(None)
+
+
+# -- thresholds and calls ---------------------------------------------------------------
+
+
+def test_no_model_call_below_threshold() -> None:
+    llm = ScriptedChatModel(default=update(add_facts=["x"]))
+    mem = make(llm, max_turns=5, keep_last=2)
+    for i in range(5):
+        mem.add_exchange(f"q{i}", f"a{i}")
+    assert llm.calls == []
+    assert [t.seq for t in mem.context().turns] == [1, 2, 3, 4, 5]
+
+
+def test_one_call_per_compaction_and_last_k_verbatim() -> None:
+    llm = ScriptedChatModel(replies=[echo_fact] * 10)
+    mem = make(llm, max_turns=4, keep_last=2)
+    for i in range(1, 6):
+        mem.add_exchange(f"q{i}", f"a{i}")
+    assert len(llm.calls) == 1
+    ctx = mem.context()
+    assert [t.seq for t in ctx.turns] == [4, 5]
+    assert "Noted: q1." in ctx.summary and "Noted: q3." in ctx.summary
+    assert "q4" not in ctx.summary
+    # the summary goes first in the rendered context
+    assert mem.render().startswith("Summary of the earlier conversation: Key facts: Noted: q1.")
+    for i in range(6, 9):
+        mem.add_exchange(f"q{i}", f"a{i}")
+    assert len(llm.calls) == 2
+    assert mem.stats().compactions == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "turns_before_call"),
+    [
+        ({"max_tokens": 20}, 4),  # 6 words per exchange: 24 > 20 at the 4th
+        ({"max_words": 11}, 3),  # 4 words per exchange: 12 > 11 at the 3rd
+        ({"max_turns": 2}, 3),
+    ],
+)
+def test_thresholds(kwargs: dict[str, int], turns_before_call: int) -> None:
+    llm = ScriptedChatModel(default=update(add_facts=["x"]))
+    mem = make(llm, keep_last=1, **kwargs)
+    for i in range(1, 10):
+        mem.add_exchange(f"question {i}", f"answer {i}")  # 4 words, 6 rendered tokens
+        if llm.calls:
+            break
+    assert i == turns_before_call
+
+
+def test_keep_last_zero_folds_everything() -> None:
+    llm = ScriptedChatModel(default=update(add_facts=["all folded"]))
+    mem = make(llm, max_turns=1, keep_last=0)
+    mem.add_exchange("q1", "a1")
+    mem.add_exchange("q2", "a2")
+    ctx = mem.context()
+    assert ctx.turns == () and ctx.summary == "Key facts: all folded."
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"max_turns": 0}, {"max_tokens": -1}, {"keep_last": -1}, {"max_summary_tokens": 0}],
+)
+def test_bad_configuration(kwargs: dict[str, int]) -> None:
+    with pytest.raises(InvalidInputError):
+        SummaryCore(ScriptedChatModel(), **kwargs)  # type: ignore[arg-type]
+
+
+# -- failures lose nothing --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "failure", [RuntimeError("model crashed"), "not json at all", ModelCallError("x")]
+)
+def test_model_failure_keeps_raw_turns_and_retries(failure: object) -> None:
+    llm = ScriptedChatModel(replies=[failure, update(add_facts=["recovered"])])
+    store = InMemoryStore()
+    mem = make(llm, store=store, max_turns=2, keep_last=1)
+    for i in range(1, 4):
+        mem.add_exchange(f"q{i}", f"a{i}")
+    assert len(llm.calls) == 1
+    assert mem.compaction_failures == 1 and mem.last_error is not None
+    assert [t.seq for t in mem.context().turns] == [1, 2, 3]  # nothing lost
+    assert store.get_summary("default", "default").version == 0
+    mem.add_exchange("q4", "a4")  # next turn retries
+    assert len(llm.calls) == 2
+    ctx = mem.context()
+    assert ctx.summary == "Key facts: recovered." and [t.seq for t in ctx.turns] == [4]
+    assert mem.stats().compaction_failures == 1
+
+
+def test_compact_now_raises_for_callers_who_want_it() -> None:
+    llm = ScriptedChatModel(replies=[RuntimeError("boom"), RuntimeError("boom again")])
+    mem = make(llm, max_turns=1, keep_last=0)
+    assert mem.compact_now() is None  # nothing to fold: no call
+    mem.add_exchange("q1", "a1")
+    assert llm.calls == []  # below the threshold
+    mem.add_exchange("q2", "a2")  # inline compaction fails: recorded, not raised
+    assert mem.compaction_failures == 1
+    with pytest.raises(ModelCallError, match=r"boom again"):
+        mem.compact_now()
+    assert len(mem.context().turns) == 2
+
+
+def test_concurrent_writer_conflict_writes_nothing() -> None:
+    store = InMemoryStore()
+    llm = ScriptedChatModel(default=update(add_facts=["mine"]))
+    mem = make(llm, store=store, max_turns=1, keep_last=0, background=False)
+    mem.add_exchange("q1", "a1")
+    original = store.get_summary
+
+    def stale(user_id: str, session_id: str):  # another process wrote in between
+        state = original(user_id, session_id)
+        store.replace_summary(user_id, session_id, "theirs", 0, {}, expected_version=state.version)
+        return state
+
+    store.get_summary = stale  # type: ignore[method-assign]
+    mem.add_exchange("q2", "a2")
+    store.get_summary = original  # type: ignore[method-assign]
+    assert store.get_summary("default", "default").text == "theirs"
+
+
+# -- drift ------------------------------------------------------------------------------
+
+
+def test_fact_from_turn_3_survives_10_compactions_with_a_forgetful_model() -> None:
+    """The fake model rewrites the whole summary each time and forgets old facts."""
+
+    def forgetful(messages: Sequence[BaseMessage]) -> str:
+        prompt = str(messages[-1].content)
+        turns = [line for line in prompt.splitlines() if line.startswith("Human (turn")]
+        # records the folded turns, but as a *full* summary that also removes every
+        # previous item: each compaction forgets everything older
+        new = [line.split(": ", 1)[1] for line in turns]
+        return json.dumps({"key_facts": new, "remove": [f"F{i}" for i in range(1, 60)]})
+
+    llm = ScriptedChatModel(replies=[forgetful] * 50)
+    mem = make(llm, max_turns=2, keep_last=1, max_summary_tokens=10_000)
+    mem.add_exchange("Hello", "Hi")
+    mem.add_exchange("I need a laptop", "Sure")
+    mem.add_exchange("My order number is 48213, delivery in Lyon on 14 March", "Noted")
+    for i in range(4, 40):
+        mem.add_exchange(f"filler {i}", "ok")
+        if mem.stats().compactions >= 10:
+            break
+    assert mem.stats().compactions >= 10
+    summary = mem.context().summary
+    assert "48213" in summary and "Lyon" in summary and "14 March" in summary
+    assert len(llm.calls) == mem.stats().compactions
+
+
+def test_summary_stays_under_budget_at_any_length() -> None:
+    llm = ScriptedChatModel(replies=[echo_fact] * 200)
+    mem = make(llm, max_turns=4, keep_last=2, max_summary_tokens=40)
+    sizes = []
+    for i in range(120):
+        mem.add_exchange(f"question number {i}", f"answer {i}")
+        sizes.append(word_counter(mem.context().summary))
+    assert max(sizes) <= 40
+    stats = mem.stats()
+    assert stats.summary_tokens <= 40
+    assert stats.tokens <= 40 + 4 + 6 * 5  # summary + prefix + at most threshold+1 exchanges
+
+
+# -- background -------------------------------------------------------------------------
+
+
+def test_background_compaction_is_off_the_critical_path() -> None:
+    gate = threading.Event()
+
+    def slow(messages: Sequence[BaseMessage]) -> str:
+        gate.wait(5)
+        return update(add_facts=["done"])
+
+    llm = ScriptedChatModel(replies=[slow])
+    mem = make(llm, max_turns=2, keep_last=1, background=True)
+    for i in range(1, 4):
+        mem.add_exchange(f"q{i}", f"a{i}")  # returns while the model is still "thinking"
+    assert mem.wait_idle(0.05) is False
+    assert mem.context().summary == ""  # raw turns still served meanwhile
+    mem.add_exchange("q4", "a4")
+    gate.set()
+    assert mem.wait_idle(5) is True
+    assert mem.context().summary == "Key facts: done."
+    assert mem.stats().compactions >= 1
+
+
+async def test_await_idle() -> None:
+    llm = ScriptedChatModel(default=update(add_facts=["async"]))
+    mem = make(llm, max_turns=1, keep_last=0, background=True)
+    await mem.aadd_exchange("q1", "a1")
+    await mem.aadd_exchange("q2", "a2")
+    assert await mem.await_idle(5)
+    assert (await mem.acontext()).summary == "Key facts: async."
+
+
+def test_persisted_summary_is_reloaded_by_a_new_memory(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    llm = ScriptedChatModel(default=update(add_facts=["Alice lives in Lyon."]))
+    first = make(llm, store=SQLiteStore(path), max_turns=2, keep_last=1)
+    for i in range(3):
+        first.add_exchange(f"q{i}", f"a{i}")
+    first.store.close()
+    again = make(ScriptedChatModel(), store=SQLiteStore(path), max_turns=2, keep_last=1)
+    ctx = again.context()
+    assert ctx.summary == "Key facts: Alice lives in Lyon." and [t.seq for t in ctx.turns] == [3]
+    assert again.stats().compactions == 1
+
+
+def test_clear_during_a_background_compaction_is_not_undone() -> None:
+    gate = threading.Event()
+
+    def slow(messages: Sequence[BaseMessage]) -> str:
+        gate.wait(5)
+        return update(add_facts=["secret from the old session"])
+
+    llm = ScriptedChatModel(replies=[slow])
+    mem = make(llm, max_turns=1, keep_last=0, background=True)
+    mem.add_exchange("q1", "a1")
+    mem.add_exchange("q2", "a2")  # compaction starts and blocks in the model
+    mem.clear()  # the user asks to forget the session meanwhile
+    gate.set()
+    assert mem.wait_idle(5)
+    ctx = mem.context()
+    assert ctx.summary == "" and ctx.turns == ()
+    assert mem.stats().compactions == 0
+
+
+def test_numbers_the_model_missed_are_kept_from_the_turns() -> None:
+    llm = ScriptedChatModel(default=update(add_facts=["The user bought a laptop."]))
+    mem = make(llm, max_turns=1, keep_last=0)
+    mem.add_exchange("I take it. My client number is 48213. Thanks!", "Delivery on 14/03.")
+    mem.add_exchange("Great", "See you")
+    facts = SummaryData.from_json(mem.store.get_summary("default", "default").data).key_facts
+    assert facts == (
+        "The user bought a laptop.",
+        "My client number is 48213.",
+        "Delivery on 14/03.",
+    )
