@@ -13,9 +13,25 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
+    "BufferMemory": "memory_chains.memory",
+    "ChatLlamaCpp": "memory_chains.providers",
+    "ConversationalRAG": "memory_chains.rag",
+    "E5Embeddings": "memory_chains.providers",
+    "KnowledgeBase": "memory_chains.knowledge",
     "MemoryChainsError": "memory_chains.errors",
+    "QueryRewriter": "memory_chains.rewrite",
+    "RAGAnswer": "memory_chains.rag",
     "Settings": "memory_chains.config",
+    "SummaryMemory": "memory_chains.memory",
+    "TokenBudgetMemory": "memory_chains.memory",
+    "WindowMemory": "memory_chains.memory",
+    "build_chain": "memory_chains.rag",
+    "describe_providers": "memory_chains.providers",
+    "get_chat_model": "memory_chains.providers",
+    "get_embeddings": "memory_chains.providers",
+    "get_token_counter": "memory_chains.providers",
     "load_settings": "memory_chains.config",
+    "sample_kb_path": "memory_chains.knowledge",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "memory_chains.cli._chat",
     "memory_chains.cli._eval",
     "memory_chains.cli._bench",
+    "memory_chains.cli._models",
 )
 
 

@@ -115,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
             "fallback_rate",
         ]  # fmt: skip
         rows = [("all", report), *sorted(report["by_language"].items())]
-        print(f"{'':6}" + "".join(f"{key:>14}" for key in keys))
+        widths = [max(len(key), 6) + 2 for key in keys]
+        print(f"{'':6}" + "".join(f"{key:>{w}}" for key, w in zip(keys, widths, strict=True)))
         for name, values in rows:
-            print(f"{name:6}" + "".join(f"{_fmt(values.get(key)):>14}" for key in keys))
+            cells = (f"{_fmt(values.get(key)):>{w}}" for key, w in zip(keys, widths, strict=True))
+            print(f"{name:6}" + "".join(cells))
         report["items"] = items
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_chains.entities._repair import parse_json_object
@@ -32,6 +33,11 @@ from memory_chains.errors import InvalidInputError, MalformedOutputError
 __all__ = ["LLMEntityExtractor"]
 
 log = logging.getLogger("memory_chains.entities")
+
+_DURATION = re.compile(
+    r"(?i)\d+(?:[.,]\d+)?\s*(?:ans?|années?|years?|mois|months?|semaines?|weeks?|jours?|days?|"
+    r"heures?|hours?|h|minutes?|min)"
+)
 
 _TYPE_HINTS: Mapping[str, str] = {
     "PERSON": "a named person",
@@ -137,6 +143,10 @@ class LLMEntityExtractor:
             constrained (llama.cpp and OpenAI honour it); False for models that reject it.
         max_tokens: cap of the answer; a truncated answer is repaired.
         retries: extra attempts after an unusable answer (1 by default).
+        patterns: a model-free extractor whose findings are merged with the model's at no
+            extra call (a small model often misses amounts, dates and ids that patterns
+            catch reliably); ``"default"`` is a :class:`RuleEntityExtractor` without spaCy,
+            ``None`` disables it.
 
     Attributes:
         calls: model calls made so far.
@@ -158,6 +168,7 @@ class LLMEntityExtractor:
         structured: bool = True,
         max_tokens: int = 256,
         retries: int = 1,
+        patterns: Any = "default",
     ) -> None:
         if retries < 0 or max_tokens < 16:
             raise InvalidInputError("retries must be >= 0 and max_tokens >= 16")
@@ -166,6 +177,11 @@ class LLMEntityExtractor:
         self.structured = structured
         self.max_tokens = max_tokens
         self.retries = retries
+        if patterns == "default":
+            from memory_chains.entities._rules import RuleEntityExtractor
+
+            patterns = RuleEntityExtractor(use_spacy=False)
+        self.patterns = patterns
         self.calls = 0
         self.failures = 0
         self._prompts: dict[tuple[str, ...], _Prompt] = {}
@@ -177,6 +193,8 @@ class LLMEntityExtractor:
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
+            # Whatever the model raises is reported in the result and the log; the turn is
+            # kept (the caller's short-term memory has it) and the next turn works normally.
             try:
                 raw = _content(self.model.invoke(messages, **self._kwargs(prompt)))
             except Exception as exc:
@@ -185,9 +203,10 @@ class LLMEntityExtractor:
                 result = self._parse(raw, prompt, attempt + 1)
                 if result is not None:
                     self.calls += attempt + 1
-                    return result
+                    return self._with_patterns(result, text, types, known)
                 error = "the model's answer is not usable JSON"
-        return self._failed(error, raw, self.retries + 1)
+        failed = self._failed(error, raw, self.retries + 1)
+        return self._with_patterns(failed, text, types, known)
 
     async def aextract(
         self, text: str, types: Sequence[str], known: Sequence[str] = ()
@@ -197,6 +216,8 @@ class LLMEntityExtractor:
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
+            # Whatever the model raises is reported in the result and the log; the turn is
+            # kept (the caller's short-term memory has it) and the next turn works normally.
             try:
                 raw = _content(await self.model.ainvoke(messages, **self._kwargs(prompt)))
             except Exception as exc:
@@ -205,11 +226,34 @@ class LLMEntityExtractor:
                 result = self._parse(raw, prompt, attempt + 1)
                 if result is not None:
                     self.calls += attempt + 1
-                    return result
+                    return self._with_patterns(result, text, types, known)
                 error = "the model's answer is not usable JSON"
-        return self._failed(error, raw, self.retries + 1)
+        failed = self._failed(error, raw, self.retries + 1)
+        return self._with_patterns(failed, text, types, known)
 
     # -- helpers --------------------------------------------------------------------------
+    def _with_patterns(
+        self, result: Extraction, text: str, types: Sequence[str], known: Sequence[str]
+    ) -> Extraction:
+        """Drop durations the model took for dates; add what the patterns found."""
+        mentions = [
+            m for m in result.mentions if not (m.type == "DATE" and _DURATION.fullmatch(m.name))
+        ]
+        if self.patterns is not None:
+            from memory_chains.entities._fold import fold, is_alias
+
+            found = self.patterns.extract(text, types, known).mentions
+            for extra in found:
+                if not extra.type:
+                    continue
+                if any(
+                    fold(extra.name) == fold(m.name) or is_alias(extra.name, m.name, m.type)
+                    for m in mentions
+                ):
+                    continue
+                mentions.append(extra)
+        return replace(result, mentions=tuple(mentions))
+
     def _failed(self, error: str, raw: str, calls: int) -> Extraction:
         self.calls += calls
         self.failures += 1

@@ -294,7 +294,22 @@ def _ordinal(state: EntityState, index: int, hint: str) -> Entity | None:
                 group = [e for e in group if e.type == best]
         if len(group) >= 2 and -len(group) <= index < len(group):
             return group[index]
+    # No turn listed several of them: count in order of introduction instead.
+    pool = [e for e in state.entities if e.type not in _BACKGROUND_TYPES]
+    if hint:
+        pool = [e for e in state.entities if e.type == hint]
+    elif pool:
+        best = min({e.type for e in pool}, key=_pref)
+        pool = [e for e in pool if e.type == best]
+    pool.sort(key=lambda e: (e.first_turn, _id_number(e.id)))
+    if len(pool) >= 2 and -len(pool) <= index < len(pool):
+        return pool[index]
     return None
+
+
+def _id_number(entity_id: str) -> int:
+    digits = "".join(c for c in entity_id if c.isdigit())
+    return int(digits) if digits else 0
 
 
 def _pref(etype: str) -> int:

@@ -41,7 +41,9 @@ import asyncio
 import functools
 import json
 import logging
+import queue
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -74,6 +76,8 @@ from memory_chains.stores import SummaryState, Turn
 __all__ = ["CompactionResult", "LLMSummarizer", "Summarizer", "SummaryCore"]
 
 log = logging.getLogger("memory_chains.memory")
+
+_WORKER_START_DELAY = 0.005  # seconds
 
 
 @runtime_checkable
@@ -441,7 +445,7 @@ class SummaryCore(ShortTermMemory):
                 return
             self._running = True
             self._idle.clear()
-        threading.Thread(target=self._worker, name="memory-chains-compaction", daemon=True).start()
+        _COMPACTOR.submit(self)
 
     def _compact_recording_errors(self) -> bool:
         """Compact once; a failure is recorded (the raw turns stay) and retried next turn."""
@@ -455,7 +459,11 @@ class SummaryCore(ShortTermMemory):
         self.last_error = None
         return True
 
-    def _worker(self) -> None:
+    def _run_compactions(self) -> None:
+        """Compact until no threshold is passed (runs in the shared compaction thread)."""
+        # Let the caller's turn finish first: sleeping releases the GIL, so the reply path
+        # does not wait for this thread's Python work (a model call takes seconds anyway).
+        time.sleep(_WORKER_START_DELAY)
         try:
             while True:
                 ok = self._compact_recording_errors()
@@ -479,3 +487,37 @@ class SummaryCore(ShortTermMemory):
     async def await_idle(self, timeout: float | None = None) -> bool:
         """Async :meth:`wait_idle`."""
         return await asyncio.to_thread(self._idle.wait, timeout)
+
+
+class _Compactor:
+    """One daemon thread per process running every background compaction, in order.
+
+    Starting a thread per compaction costs milliseconds on a loaded machine; a queue put
+    costs microseconds. Compactions share the model anyway, so running them one at a time
+    loses nothing.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[SummaryCore] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, core: SummaryCore) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="memory-chains-compaction", daemon=True
+                )
+                self._thread.start()
+        self._queue.put(core)
+
+    def _run(self) -> None:
+        while True:
+            core = self._queue.get()
+            try:
+                core._run_compactions()
+            except BaseException:  # already recorded on the core; keep serving the others
+                log.exception("background compaction crashed")
+
+
+_COMPACTOR = _Compactor()

@@ -16,7 +16,7 @@ from memory_chains.evaluation.metrics import fold
 from memory_chains.rewrite._detect import detect_language
 from memory_chains.rewrite._history import Turn
 
-_PERSON = re.compile(r"^[A-Z][a-zà-ÿ'-]+(\s+[A-Z][a-zà-ÿ'.-]*){1,3}$")
+_PERSON = re.compile(r"^[A-Z][\w'.-]*(\s+[A-Z][\w'.-]*){1,3}$")
 _EN_PERSON_PRONOUN = re.compile(r"\b(he|she|him|his|her)\b", re.IGNORECASE)
 _EN_AFTER_OBJECT = re.compile(r"^\s*($|[.?!,]|(to|in|on|at|for|with|and|from|about)\b)", re.I)
 _FR_POSSESSIVE = re.compile(r"\b(sa|son|ses)\s+([\wà-ÿ'-]+)", re.IGNORECASE)
@@ -28,8 +28,13 @@ _EN_POSSESSIVE = re.compile(r"\b(his|her|their|its)\b(?=\s+\w)", re.IGNORECASE)
 _VOWEL = re.compile(r"^[aeiouyhàâéèêëîïôöùûü]", re.IGNORECASE)
 
 
-def choose_referent(question: str, candidates: Sequence[str]) -> str:
-    """The candidate the question most likely refers to ("" when there is none)."""
+def choose_referent(question: str, candidates: Sequence[str], turns: Sequence[Turn] = ()) -> str:
+    """The candidate the question most likely refers to ("" when there is none).
+
+    The most recent candidate not already in the question; for "he"/"she", the
+    person-shaped name whose last word recurs most in the conversation (people are
+    referred to by their surname), most recent first among equals.
+    """
     folded = fold(question)
     usable = [c for c in candidates if fold(c) not in folded]
     if not usable:
@@ -37,7 +42,12 @@ def choose_referent(question: str, candidates: Sequence[str]) -> str:
     if _EN_PERSON_PRONOUN.search(question):
         people = [c for c in usable if _PERSON.match(c)]
         if people:
-            return people[0]
+            text = fold(" ".join(t for _, t in turns))
+
+            def mentions(name: str) -> int:
+                return len(re.findall(rf"\b{re.escape(fold(name.split()[-1]))}\b", text))
+
+            return max(people, key=mentions)  # max keeps the first (most recent) of ties
     return usable[0]
 
 
@@ -89,7 +99,7 @@ def fallback_rewrite(question: str, candidates: Sequence[str], turns: Sequence[T
         'How long did Phil Lesh stay?'
     """
     q = question.strip()
-    name = choose_referent(q, candidates)
+    name = choose_referent(q, candidates, turns)
     if name:
         substituted = _substitute(q, name)
         if substituted is not None:

@@ -422,3 +422,11 @@ def test_question_nouns_guide_ordinals_but_not_pronouns():
     s = s.merge(ex(("Dell XPS 15", "PRODUCT"), ("Fnac", "ORGANIZATION")), now=2)
     assert resolve(s, "it", question="is it in stock at this store?").name == "Dell XPS 15"  # type: ignore[union-attr]
     assert resolve(s, "le second", question="et le second candidat ?").name == "Paul Martin"  # type: ignore[union-attr]
+
+
+def test_ordinals_fall_back_to_order_of_introduction():
+    s = EntityState().merge(ex(("Dell XPS 15", "PRODUCT"), ("Dell", "ORGANIZATION")), now=1)
+    s = s.merge(ex(("Lenovo ThinkPad X1", "PRODUCT")), now=2)
+    assert resolve(s, "le premier").name == "Dell XPS 15"  # type: ignore[union-attr]
+    assert resolve(s, "le second").name == "Lenovo ThinkPad X1"  # type: ignore[union-attr]
+    assert resolve(s, "le troisième") is None

@@ -350,3 +350,15 @@ def test_fallback_substitutes_the_referent(
     question: str, candidates: list[str], expected: str
 ) -> None:
     assert fallback_rewrite(question, candidates, []) == expected
+
+
+def test_person_pronoun_prefers_the_recurring_person() -> None:
+    turns = [
+        ("user", "Phil Lesh"),
+        ("user", "Early life"),
+        ("user", "Where did he study?"),
+        ("assistant", "Lesh studied at Berkeley High School, where Lesh played trumpet."),
+    ]
+    assert fallback_rewrite("Did he graduate?", ["Berkeley High School", "Phil Lesh"], turns) == (
+        "Did Phil Lesh graduate?"
+    )

