@@ -25,6 +25,8 @@ _FR_SUBJECT = re.compile(r"\b(il|elle)\b(?!\s+(y\s+a|faut|pleut)\b)", re.IGNOREC
 _FR_THERE = re.compile(r"\blà-bas\b", re.IGNORECASE)
 _EN_SUBJECT = re.compile(r"\b(he|she|they|him|her|them|it)\b", re.IGNORECASE)
 _EN_POSSESSIVE = re.compile(r"\b(his|her|their|its)\b(?=\s+\w)", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"^\s*(et|and|what about|how about)\b", re.IGNORECASE)
+_INNER_NAME = re.compile(r"(?<!^)\b[A-Z][\w-]+|\b[^\W\d_]+\d\w*\b")
 _VOWEL = re.compile(r"^[aeiouyhàâéèêëîïôöùûü]", re.IGNORECASE)
 
 
@@ -97,15 +99,32 @@ def fallback_rewrite(question: str, candidates: Sequence[str], turns: Sequence[T
         'Quelle est la garantie de Dell XPS 15 ?'
         >>> fallback_rewrite("How long did he stay?", ["Sixth Army", "Phil Lesh"], [])
         'How long did Phil Lesh stay?'
+        >>> turns = [("user", "Quelle est la garantie du Dell XPS 15 ?"), ("assistant", "2 ans.")]
+        >>> fallback_rewrite("Et celle du Lenovo ?", ["Dell XPS 15"], turns)
+        'Et celle du Lenovo ? (Quelle est la garantie du ?)'
     """
     q = question.strip()
+    last_user = next((text for role, text in reversed(turns) if role == "user"), "")
+    if last_user and _ELLIPSIS.match(q) and _names_own_subject(q, candidates):
+        # "Et celle du Lenovo ?": the name is there, what is missing is what was asked
+        # before; other names are removed from it so they do not pull retrieval away.
+        context = last_user
+        for other in candidates:
+            context = re.sub(re.escape(other), "", context, flags=re.IGNORECASE)
+        context = " ".join(context.split())
+        if context and fold(context) not in fold(q):
+            return f"{q} ({context})"
     name = choose_referent(q, candidates, turns)
     if name:
         substituted = _substitute(q, name)
         if substituted is not None:
             return " ".join(substituted.split())
         return f"{q} ({name})"
-    last_user = next((text for role, text in reversed(turns) if role == "user"), "")
     if not last_user or fold(last_user) in fold(q):
         return q
     return f"{q} ({last_user})"
+
+
+def _names_own_subject(question: str, candidates: Sequence[str]) -> bool:
+    folded = fold(question)
+    return any(fold(c) in folded for c in candidates) or bool(_INNER_NAME.search(question))

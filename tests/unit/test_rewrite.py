@@ -74,7 +74,8 @@ def test_prompt_has_fixed_prefix_and_candidates() -> None:
     first, second = llm.calls
     assert isinstance(first[0], SystemMessage) and first[0].content == second[0].content
     assert "Entities: ASUS ROG Strix G15" in first[-1].content
-    assert first[-1].content.rstrip().endswith("Follow-up question: Et la carte graphique ?\nJSON:")
+    assert first[:-1] == second[:-1]  # instructions + few-shot: an identical, cacheable prefix
+    assert first[-1].content.endswith("Follow-up question: Et la carte graphique ?")
     assert "Dell XPS 15" in second[-1].content
 
 
@@ -361,4 +362,15 @@ def test_person_pronoun_prefers_the_recurring_person() -> None:
     ]
     assert fallback_rewrite("Did he graduate?", ["Berkeley High School", "Phil Lesh"], turns) == (
         "Did Phil Lesh graduate?"
+    )
+
+
+def test_ellipsis_naming_its_subject_borrows_the_previous_question() -> None:
+    turns = [("user", "Se déplacer à Séville, c'est facile ?"), ("assistant", "Oui, à pied.")]
+    assert fallback_rewrite("Et à Cracovie ?", ["Séville"], turns) == (
+        "Et à Cracovie ? (Se déplacer à , c'est facile ?)"
+    )
+    # without a name of its own, the ellipsis gets the referent
+    assert fallback_rewrite("Et la carte graphique ?", ["ASUS ROG Strix G15"], turns) == (
+        "Et la carte graphique ? (ASUS ROG Strix G15)"
     )

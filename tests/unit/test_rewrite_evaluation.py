@@ -114,11 +114,12 @@ def test_shipped_dev_set_is_consistent() -> None:
 
 
 def test_few_shot_examples_do_not_leak_into_the_dev_set() -> None:
-    from memory_chains.rewrite._prompt import SYSTEM_PROMPT
+    from memory_chains.rewrite._prompt import FEW_SHOT, SYSTEM_PROMPT
 
+    prompt = SYSTEM_PROMPT + "\n".join(str(m.content) for m in FEW_SHOT)
     for row in read_jsonl(DEV_DATASET):
-        assert row["question"] not in SYSTEM_PROMPT
-        assert row["rewrite"] not in SYSTEM_PROMPT
+        assert row["question"] not in prompt
+        assert row["rewrite"] not in prompt
 
 
 def test_evaluate_canard_on_a_small_file(tmp_path: Path) -> None:
