@@ -115,6 +115,9 @@ def _sentence(item: str) -> str:
     return item if item[-1:] in ".!?…" else item + "."
 
 
+_ID_ONLY_RE = re.compile(r"[FDPQ]\d+(?:\s*[;,.]?\s*[FDPQ]\d+)*\s*[.;]?", re.IGNORECASE)
+
+
 def _clean_items(value: object) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)):
         return ()
@@ -124,6 +127,8 @@ def _clean_items(value: object) -> tuple[str, ...]:
         if not isinstance(v, str):
             continue
         text = " ".join(v.split())[:_MAX_ITEM_CHARS]
+        if _ID_ONLY_RE.fullmatch(text):  # e.g. "Q1; Q2": ids echoed back, not content
+            continue
         if text and text.casefold() not in seen:
             seen.add(text.casefold())
             out.append(text)

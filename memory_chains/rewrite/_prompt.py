@@ -1,8 +1,7 @@
 """The rewrite prompt: a fixed instruction block with few-shot examples, then the request.
 
-The system message and the few-shot exchanges (chat turns) never change between calls, so
-llama.cpp reuses their KV cache and only the short request (candidate names, compact
-history, follow-up question) is processed each time.
+The system message never changes between calls, so llama.cpp reuses its KV cache and only
+the short request (candidate names, compact history, question) is processed each time.
 The model answers one JSON object ``{"referent": …, "standalone_question": …}``.
 """
 
@@ -12,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from memory_chains.rewrite._history import Turn
 
@@ -166,7 +165,6 @@ conversation, most recent first; the referent can also be a thing named in lower
 - Keep every detail of the question and write it in the same language as the question.
 - If the question is already clear on its own or changes topic, copy it unchanged and \
 leave "referent" empty.
-- Rewrite only the line "Follow-up question", never an earlier message.
 - Never answer the question. Reply with JSON only: \
 {"referent": "...", "standalone_question": "..."}.
 """
@@ -189,29 +187,25 @@ def render_request(question: str, turns: Sequence[Turn], candidates: Sequence[st
     return "\n".join(lines)
 
 
-def _few_shot() -> list[BaseMessage]:
-    messages: list[BaseMessage] = []
+def _system_prompt() -> str:
+    blocks = [_INSTRUCTIONS, "Examples:"]
     for candidates, turns, question, referent, rewrite in _EXAMPLES:
         request = render_request(question, turns, candidates.split("; ") if candidates else ())
         answer = json.dumps(
             {"referent": referent, "standalone_question": rewrite}, ensure_ascii=False
         )
-        messages.extend([HumanMessage(content=request), AIMessage(content=answer)])
-    return messages
+        blocks.append(f"{request}\nJSON: {answer}")
+    return "\n\n".join(blocks)
 
 
-SYSTEM_PROMPT = _INSTRUCTIONS
-"""The fixed instructions (the few-shot examples follow as chat turns)."""
-FEW_SHOT: tuple[BaseMessage, ...] = tuple(_few_shot())
-"""The fixed few-shot exchanges: a request, then the expected JSON answer."""
+SYSTEM_PROMPT = _system_prompt()
 
 
 def build_messages(
     question: str, turns: Sequence[Turn], candidates: Sequence[str]
 ) -> list[BaseMessage]:
-    """Instructions and few-shot exchanges (fixed, so cached), then this request."""
+    """System message (fixed) then the request for this question."""
     return [
         SystemMessage(content=SYSTEM_PROMPT),
-        *FEW_SHOT,
-        HumanMessage(content=render_request(question, turns, candidates)),
+        HumanMessage(content=render_request(question, turns, candidates) + "\nJSON:"),
     ]

@@ -48,6 +48,8 @@ def test_parse_update_repairs_fences_and_prose() -> None:
     raw = 'Sure!\n```json\n{"add_facts": ["A", "A", 3], "remove": ["q1"], "junk": 1}\n```'
     parsed = parse_update(raw)
     assert parsed.add == {"key_facts": ("A",)} and parsed.remove == ("Q1",)
+    echoed = parse_update('{"add_questions": ["Q1; Q2", "q3.", "Real question?"]}')
+    assert echoed.add == {"open_questions": ("Real question?",)}
     full = parse_update('{"key_facts": ["X"], "open_questions": ["Y?"]}')
     assert full.add == {"key_facts": ("X",), "open_questions": ("Y?",)}
     with pytest.raises(MalformedOutputError) as info:

@@ -455,7 +455,7 @@ def test_models_command_prints_providers(
 ) -> None:
     import argparse
 
-    from memory_chains.providers import _cli
+    from memory_chains.cli import _models as _cli
 
     monkeypatch.setenv("MEMORY_CHAINS_MODEL_PATH", str(model_file))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -13,9 +13,11 @@ import memory_chains
 
 PACKAGES = [
     "memory_chains",
+    "memory_chains.entities",
     "memory_chains.errors",
     "memory_chains.knowledge",
     "memory_chains.memory",
+    "memory_chains.privacy",
     "memory_chains.providers",
     "memory_chains.rag",
     "memory_chains.rewrite",

@@ -114,9 +114,9 @@ def test_shipped_dev_set_is_consistent() -> None:
 
 
 def test_few_shot_examples_do_not_leak_into_the_dev_set() -> None:
-    from memory_chains.rewrite._prompt import FEW_SHOT, SYSTEM_PROMPT
+    from memory_chains.rewrite._prompt import build_messages
 
-    prompt = SYSTEM_PROMPT + "\n".join(str(m.content) for m in FEW_SHOT)
+    prompt = "\n".join(str(m.content) for m in build_messages("?", [], []))
     for row in read_jsonl(DEV_DATASET):
         assert row["question"] not in prompt
         assert row["rewrite"] not in prompt
