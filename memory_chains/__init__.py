@@ -42,7 +42,8 @@ _EXPORTS: dict[str, str] = {
     "sample_kb_path": "memory_chains.knowledge",
 }
 
-__all__ = sorted(_EXPORTS)
+# Ruff's RUF022 order: constants, classes, functions, each alphabetical.
+__all__ = sorted(_EXPORTS, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
 
 
 def __getattr__(name: str) -> Any:

@@ -22,7 +22,9 @@ mapped onto this tree with ``raise ... from exc`` so the original cause stays at
 
 Example:
     >>> from memory_chains.errors import InvalidInputError, MemoryChainsError
-    >>> issubclass(InvalidInputError, MemoryChainsError) and issubclass(InvalidInputError, ValueError)
+    >>> issubclass(InvalidInputError, MemoryChainsError)
+    True
+    >>> issubclass(InvalidInputError, ValueError)
     True
 """
 

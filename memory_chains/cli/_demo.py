@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     summary = []
     for scenario in chosen:
         print(f"\n{'=' * 72}\n{scenario.title}\n{'=' * 72}")
-        runs = [("avec mémoire", BufferMemory())]
+        runs: list[tuple[str, Any]] = [("avec mémoire", BufferMemory())]
         if not args.memory_only:
             runs.insert(0, ("sans mémoire", None))
         for label, memory in runs:
