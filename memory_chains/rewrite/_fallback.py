@@ -97,7 +97,8 @@ def fallback_rewrite(question: str, candidates: Sequence[str], turns: Sequence[T
         'Et la carte graphique ? (ASUS ROG Strix G15)'
         >>> fallback_rewrite("Quelle est sa garantie ?", ["Dell XPS 15"], [])
         'Quelle est la garantie de Dell XPS 15 ?'
-        >>> fallback_rewrite("How long did he stay?", ["Sixth Army", "Phil Lesh"], [])
+        >>> story = [("assistant", "Lesh joined the Sixth Army; Lesh left it in 1945.")]
+        >>> fallback_rewrite("How long did he stay?", ["Sixth Army", "Phil Lesh"], story)
         'How long did Phil Lesh stay?'
         >>> turns = [("user", "Quelle est la garantie du Dell XPS 15 ?"), ("assistant", "2 ans.")]
         >>> fallback_rewrite("Et celle du Lenovo ?", ["Dell XPS 15"], turns)

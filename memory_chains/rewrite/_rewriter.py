@@ -28,6 +28,7 @@ from langchain_core.messages import BaseMessage
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.evaluation.metrics import fold, tokens
 from memory_chains.rewrite._detect import Detection, analyse
+from memory_chains.rewrite._ellipsis import complete_ellipsis, ellipsis_focus
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._fallback import fallback_rewrite
 from memory_chains.rewrite._history import Turn, normalise_history
@@ -243,6 +244,10 @@ class QueryRewriter:
             return self._result(plan, fallback, "fallback", calls=1, error=error)
         rewrite = " ".join(rewrite.split())
         problem = check_rewrite(rewrite, plan.question, plan.detection, plan.turns)
+        if problem is None or problem.startswith("rewrite lost"):
+            completed = self._complete_ellipsis(plan, referent, rewrite)
+            if completed is not None:
+                return completed
         if problem is None and self._unresolved(plan, rewrite):
             if self._grounded(plan, referent):
                 # The model found the referent but copied the question: put it in.
@@ -259,6 +264,30 @@ class QueryRewriter:
                 fallback = fallback_rewrite(plan.question, candidates, plan.turns)
             return self._result(plan, fallback, "fallback", calls=1, error=error)
         return self._result(plan, rewrite, "model", calls=1)
+
+    def _complete_ellipsis(self, plan: _Plan, referent: str, rewrite: str) -> RewriteResult | None:
+        """Repair an elliptic follow-up whose rewrite dropped its new constituent.
+
+        The model tends to return the previous question made standalone: when that rewrite
+        is a sound version of the previous user question, the missing constituent is added
+        to it (see :mod:`memory_chains.rewrite._ellipsis`); otherwise the fallback decides.
+        """
+        focus = ellipsis_focus(plan.question)
+        if focus is None or fold(focus[1]) in fold(rewrite):
+            return None
+        last_user = next((text for role, text in reversed(plan.turns) if role == "user"), "")
+        if not last_user:
+            return None
+        base_detection = analyse(last_user, plan.detection.language)
+        if check_rewrite(rewrite, last_user, base_detection, plan.turns) is not None:
+            return None  # not a sound version of the previous question: the fallback decides
+        referents = [r for r in (referent, *plan.candidates) if r]
+        french = plan.detection.language == "fr"
+        completed = complete_ellipsis(plan.question, rewrite, referents, french=french)
+        if completed is None:
+            return None
+        note = f"elliptic question completed from the model's rewrite {rewrite[:120]!r}"
+        return self._result(plan, completed, "model", calls=1, error=note)
 
     @staticmethod
     def _grounded(plan: _Plan, referent: str) -> bool:

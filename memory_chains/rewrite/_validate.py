@@ -100,6 +100,16 @@ def focus_words(question: str) -> list[str]:
     return [w for w in _WORD.findall(fold(question)) if len(w) >= 4 and w not in _LIGHT]
 
 
+# Names inside a question: a capitalised word that does not start it, or a word with a digit.
+_NAME_TOKEN = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w-]+|\b[^\W\d_]*\d[\w-]*")
+
+
+def _names(question: str) -> list[str]:
+    """Folded names of ``question`` ("XPS 15" → ["xps", "15"]), which a rewrite must keep."""
+    found = [fold(m.group(0)) for m in _NAME_TOKEN.finditer(question.strip())]
+    return [n for n in found if n]
+
+
 def _kept(word: str, text: str) -> bool:
     stem = word[:5]
     return any(w.startswith(stem) for w in _WORD.findall(text))
@@ -133,6 +143,9 @@ def check_rewrite(
         return f"rewrite adds facts not in the conversation ({', '.join(new_numbers)})"
     focus = focus_words(question)
     folded = fold(rewrite)
+    lost_names = [n for n in _names(question) if n not in folded]
+    if lost_names:
+        return f"rewrite lost the question's focus words ({', '.join(lost_names)})"
     lost = [w for w in focus if not _kept(w, folded)]
     if focus and len(lost) * 2 > len(focus):
         return f"rewrite lost the question's focus words ({', '.join(lost)})"

@@ -3,9 +3,14 @@
 * :class:`InMemoryStore` (``memory://``): a dict, for tests and notebooks.
 * :class:`SQLiteStore` (``sqlite:///path/to/file.sqlite3``): the embedded default, stdlib
   ``sqlite3`` in WAL mode, one file.
-* Redis and PostgreSQL backends come later under ``redis://`` and ``postgresql://``.
+* :class:`RedisStore` (``redis://host:port/db``, ``rediss://``): keys under a prefix
+  (``"mc:"``), atomic Lua scripts; needs the ``redis`` extra.
+* :class:`PostgresStore` (``postgresql://user@host:port/db``, ``postgres://``): tables in
+  the ``public`` schema through a connection pool; needs the ``postgres`` extra.
 
 :func:`open_store` maps a URL to a backend; backends' drivers are imported only when chosen.
+:func:`export_user` and :func:`forget_user` gather or erase everything a store holds about
+a user, on any backend.
 
 Example:
     >>> store = open_store("memory://")
@@ -31,18 +36,26 @@ from memory_chains.stores._base import (
     validate_namespace,
 )
 from memory_chains.stores._memory import InMemoryStore
+from memory_chains.stores._privacy import ForgetResult, export_user, forget_user
 
 if TYPE_CHECKING:
+    from memory_chains.stores._postgres import PostgresStore
+    from memory_chains.stores._redis import RedisStore
     from memory_chains.stores._sqlite import SQLiteStore
 
 __all__ = [
     "BaseStore",
     "Document",
+    "ForgetResult",
     "InMemoryStore",
     "Namespace",
+    "PostgresStore",
+    "RedisStore",
     "SQLiteStore",
     "SummaryState",
     "Turn",
+    "export_user",
+    "forget_user",
     "open_store",
     "validate_id",
     "validate_namespace",
@@ -54,6 +67,14 @@ def __getattr__(name: str) -> Any:
         from memory_chains.stores._sqlite import SQLiteStore
 
         return SQLiteStore
+    if name == "RedisStore":
+        from memory_chains.stores._redis import RedisStore
+
+        return RedisStore
+    if name == "PostgresStore":
+        from memory_chains.stores._postgres import PostgresStore
+
+        return PostgresStore
     raise AttributeError(f"module 'memory_chains.stores' has no attribute {name!r}")
 
 
@@ -63,13 +84,18 @@ def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
     Args:
         url: ``memory://``, ``sqlite:///relative/path.sqlite3``,
             ``sqlite:////absolute/path.sqlite3`` (SQLAlchemy's convention) or
-            ``sqlite:///:memory:``. ``None`` uses the settings'
+            ``sqlite:///:memory:``, ``redis://host:port/db`` (keys under ``mc:``) or
+            ``postgresql://user@host:port/db`` (tables in ``public``); build
+            :class:`RedisStore` or :class:`PostgresStore` directly for another key prefix
+            or schema. ``None`` uses the settings'
             ``default_store_url`` (``MEMORY_CHAINS_STORE``, else a file under the home).
         setup: call :meth:`BaseStore.setup` before returning.
 
     Raises:
         ConfigurationError: unknown scheme or a URL without a path.
-        SchemaVersionError: the file was written by a newer memory_chains.
+        SchemaVersionError: the store was written by a newer memory_chains.
+        StoreUnavailableError: a Redis or PostgreSQL server cannot be reached (only when
+            ``setup`` is true: constructors do no I/O).
 
     Example:
         >>> open_store("memory://").scheme
@@ -83,7 +109,8 @@ def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
         url = load_settings().default_store_url
     if not isinstance(url, str) or "://" not in url:
         raise ConfigurationError(
-            f"store URL {url!r} is not a URL: use 'memory://' or 'sqlite:///path/to/file'"
+            f"store URL {url!r} is not a URL: use 'memory://', 'sqlite:///path/to/file', "
+            "'redis://host:port/db' or 'postgresql://user@host/db'"
         )
     scheme = url.split("://", 1)[0].lower()
     store: BaseStore
@@ -98,14 +125,18 @@ def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
         from memory_chains.stores._sqlite import SQLiteStore
 
         store = SQLiteStore(path)
-    elif scheme in ("redis", "rediss", "postgres", "postgresql"):
-        raise ConfigurationError(
-            f"the {scheme} store backend is not available yet: use 'sqlite:///path' or 'memory://'"
-        )
+    elif scheme in ("redis", "rediss"):
+        from memory_chains.stores._redis import RedisStore
+
+        store = RedisStore(url)
+    elif scheme in ("postgres", "postgresql"):
+        from memory_chains.stores._postgres import PostgresStore
+
+        store = PostgresStore(url)
     else:
         raise ConfigurationError(
-            f"unknown store scheme {urlsplit(url).scheme!r} in {url!r}: use 'memory://' or "
-            "'sqlite:///path/to/file'"
+            f"unknown store scheme {urlsplit(url).scheme!r} in {url!r}: use 'memory://', "
+            "'sqlite:///path/to/file', 'redis://host:port/db' or 'postgresql://user@host/db'"
         )
     if setup:
         store.setup()

@@ -132,6 +132,9 @@ class SQLiteStore(BaseStore):
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
+                # Deleted rows are overwritten with zeros, so that forgetting a user leaves
+                # no trace of their messages in free pages (see _erase_traces).
+                conn.execute("PRAGMA secure_delete=ON")
             except (sqlite3.Error, OSError) as exc:
                 raise StoreUnavailableError(
                     f"cannot open the SQLite store {self.path!r}: {exc}"
@@ -253,7 +256,22 @@ class SQLiteStore(BaseStore):
             ).fetchone()
         return (row[0], row[1]) if row else (0, 0)
 
+    def _erase_traces(self) -> None:
+        """Copy the WAL back into the database and truncate it, so that deleted content
+        does not linger in the WAL file after a delete (with ``secure_delete`` on, the
+        database pages are zeroed)."""
+        with self._lock:
+            try:
+                self._connect().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
+
     def _delete_session(self, user_id: str, session_id: str) -> int:
+        deleted = self._delete_session_rows(user_id, session_id)
+        self._erase_traces()
+        return deleted
+
+    def _delete_session_rows(self, user_id: str, session_id: str) -> int:
         with self._tx(write=True) as conn:
             deleted = conn.execute(
                 "DELETE FROM mc_turns WHERE user_id = ? AND session_id = ?",
@@ -370,6 +388,8 @@ class SQLiteStore(BaseStore):
                 "DELETE FROM mc_documents WHERE namespace = ? AND key = ?",
                 (_SEP.join(namespace), key),
             ).rowcount
+        if count:
+            self._erase_traces()
         return count > 0
 
 

@@ -1,0 +1,153 @@
+"""Everything a store holds about one user: :func:`export_user` and :func:`forget_user`.
+
+Written once over the public :class:`~memory_chains.stores.BaseStore` interface, so they
+work on every backend. What belongs to a user:
+
+* every session :meth:`~memory_chains.stores.BaseStore.list_sessions` reports for them,
+  with its turns and its running summary;
+* every document whose namespace has the user id as its **second** label — the convention
+  the memories follow: ``("entities", user_id)``, ``("profile", user_id)``,
+  ``("facts", user_id, …)``.
+
+Finding the documents lists every document of the store once (the interface has no index
+by user); fine for the thousands of documents a deployment holds, linear beyond.
+
+Example:
+    >>> from memory_chains.stores import InMemoryStore
+    >>> store = InMemoryStore()
+    >>> _ = store.append_turn("alice", "s1", "Mon IBAN ?", "Je ne le garde pas.")
+    >>> store.put(("profile", "alice"), "lang", {"value": "fr"})
+    >>> export_user(store, "alice")["documents"][0]["key"]
+    'lang'
+    >>> forget_user(store, "alice")
+    ForgetResult(sessions=1, turns=1, documents=1)
+    >>> export_user(store, "alice")["sessions"]
+    []
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from memory_chains.stores._base import BaseStore, Document, validate_id
+
+__all__ = ["EXPORT_FORMAT", "ForgetResult", "export_user", "forget_user"]
+
+#: The ``format`` field of :func:`export_user` documents; bumped if the layout changes.
+EXPORT_FORMAT = "memory_chains.export/1"
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """What :func:`forget_user` deleted.
+
+    Attributes:
+        sessions: sessions deleted (turns and summary).
+        turns: turns deleted across those sessions.
+        documents: documents deleted (entities, profile, facts, …).
+
+    Example:
+        >>> ForgetResult(sessions=0, turns=0, documents=0).turns
+        0
+    """
+
+    sessions: int
+    turns: int
+    documents: int
+
+
+def _user_documents(store: BaseStore, user_id: str) -> list[Document]:
+    return [d for d in store.list(()) if len(d.namespace) >= 2 and d.namespace[1] == user_id]
+
+
+def export_user(store: BaseStore, user_id: str) -> dict[str, Any]:
+    """One JSON-serialisable document of everything ``store`` holds about ``user_id``.
+
+    Returns:
+        ``{"format", "user_id", "exported_at", "sessions": [{"session_id", "turns",
+        "summary"}], "documents": [{"namespace", "key", "value", "created_at",
+        "updated_at"}]}``; ``sessions`` and ``documents`` are empty for an unknown or
+        forgotten user. ``summary`` is ``None`` when the session has none.
+
+    Raises:
+        InvalidInputError: ``user_id`` is not a valid id.
+        StoreUnavailableError: the store cannot be reached.
+
+    Example:
+        >>> from memory_chains.stores import InMemoryStore
+        >>> export_user(InMemoryStore(), "nobody")["documents"]
+        []
+    """
+    validate_id(user_id, "user_id")
+    sessions = []
+    for session_id in store.list_sessions(user_id):
+        turns = store.turns_after(user_id, session_id)
+        summary = store.get_summary(user_id, session_id)
+        sessions.append(
+            {
+                "session_id": session_id,
+                "turns": [
+                    {
+                        "seq": t.seq,
+                        "human": t.human,
+                        "ai": t.ai,
+                        "created_at": t.created_at,
+                        "metadata": dict(t.metadata),
+                    }
+                    for t in turns
+                ],
+                "summary": None
+                if summary.version == 0 or (not summary.text and summary.upto_seq == 0)
+                else {
+                    "text": summary.text,
+                    "upto_seq": summary.upto_seq,
+                    "data": dict(summary.data),
+                    "version": summary.version,
+                    "updated_at": summary.updated_at,
+                },
+            }
+        )
+    documents = [
+        {
+            "namespace": list(d.namespace),
+            "key": d.key,
+            "value": dict(d.value),
+            "created_at": d.created_at,
+            "updated_at": d.updated_at,
+        }
+        for d in _user_documents(store, user_id)
+    ]
+    return {
+        "format": EXPORT_FORMAT,
+        "user_id": user_id,
+        "exported_at": time.time(),
+        "sessions": sessions,
+        "documents": documents,
+    }
+
+
+def forget_user(store: BaseStore, user_id: str) -> ForgetResult:
+    """Delete everything ``store`` holds about ``user_id``: sessions, turns, summaries and
+    the user's documents.
+
+    Summaries are reset (empty text, new version) rather than dropped, as
+    :meth:`~memory_chains.stores.BaseStore.delete_session` does, so a compaction still
+    running for the user cannot write their turns back. Not one transaction: stop the
+    user's writers first, or call it again (it is idempotent).
+
+    Raises:
+        InvalidInputError: ``user_id`` is not a valid id.
+        StoreUnavailableError: the store cannot be reached.
+
+    Example:
+        >>> from memory_chains.stores import InMemoryStore
+        >>> forget_user(InMemoryStore(), "nobody")
+        ForgetResult(sessions=0, turns=0, documents=0)
+    """
+    validate_id(user_id, "user_id")
+    sessions = store.list_sessions(user_id)
+    turns = sum(store.delete_session(user_id, s) for s in sessions)
+    documents = sum(store.delete(d.namespace, d.key) for d in _user_documents(store, user_id))
+    return ForgetResult(sessions=len(sessions), turns=turns, documents=documents)
