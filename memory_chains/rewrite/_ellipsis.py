@@ -67,8 +67,8 @@ def complete_ellipsis(
         ...                   "Quelle est la carte graphique de l'ASUS ROG Strix G15 ?",
         ...                   ["ASUS ROG Strix G15"], french=True)
         "Quelle est la carte graphique de l'XPS 15 ?"
-        >>> complete_ellipsis("What about Seoul?",
-        ...                   "How long is the flight from London to Tokyo?", ["Tokyo"], french=False)
+        >>> flight = "How long is the flight from London to Tokyo?"
+        >>> complete_ellipsis("What about Seoul?", flight, ["Tokyo"], french=False)
         'How long is the flight from London to Seoul?'
     """
     focus = ellipsis_focus(question)
