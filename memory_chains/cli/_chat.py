@@ -38,24 +38,6 @@ def register(sub: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _answer(rag: Any, question: str, stream: bool) -> Any:
-    from memory_chains.cli._common import print_answer_footer
-
-    answer = None
-    if stream:
-        for item in rag.stream(question):
-            if isinstance(item, str):
-                print(item, end="", flush=True)
-            else:
-                answer = item
-        print()
-    else:
-        answer = rag.ask(question)
-        print(answer.answer)
-    print_answer_footer(answer)
-    return answer
-
-
 def _show_memory(rag: Any) -> None:
     history = rag.history()
     if not history:
@@ -76,7 +58,7 @@ def _show_sources(answer: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chat loop (or answer ``--once``)."""
-    from memory_chains.cli._common import open_knowledge_base
+    from memory_chains.cli._common import answer_aloud, open_knowledge_base
     from memory_chains.config import load_settings
     from memory_chains.errors import ConfigurationError, InvalidInputError
     from memory_chains.knowledge import sample_kb_path
@@ -95,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     rag = ConversationalRAG(build_chain(kb.as_retriever(k=args.k), llm=llm, memory=memory))
     stream = not args.no_stream
     if args.once is not None:
-        _answer(rag, args.once, stream)
+        answer_aloud(rag, args.once, stream)
         return 0
     print(_HELP, file=sys.stderr)
     last = None
@@ -122,6 +104,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("🤖 ", end="", flush=True)
             try:
-                last = _answer(rag, line, stream)
+                last = answer_aloud(rag, line, stream)
             except InvalidInputError as exc:
                 print(f"(question refusée : {exc})")

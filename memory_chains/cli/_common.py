@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_chains.config import Settings
 
-__all__ = ["add_model_options", "open_knowledge_base", "print_answer_footer"]
+__all__ = ["add_model_options", "answer_aloud", "open_knowledge_base", "print_answer_footer"]
 
 
 def add_model_options(parser: Any) -> None:
@@ -47,3 +47,20 @@ def print_answer_footer(answer: Any) -> None:
         print(f"   ↳ question réécrite : {answer.rewritten}")
     names = ", ".join(answer.source_names()) or "aucune"
     print(f"   ↳ sources : {names}")
+
+
+def answer_aloud(rag: Any, question: str, stream: bool) -> Any:
+    """Ask ``rag``, printing the answer (token by token when ``stream``), then its footer."""
+    answer = None
+    if stream:
+        for item in rag.stream(question):
+            if isinstance(item, str):
+                print(item, end="", flush=True)
+            else:
+                answer = item
+        print()
+    else:
+        answer = rag.ask(question)
+        print(answer.answer)
+    print_answer_footer(answer)
+    return answer

