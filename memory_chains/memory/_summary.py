@@ -164,6 +164,8 @@ class LLMSummarizer:
         structured: pass a JSON-schema ``response_format``; ``None`` decides from the
             model's class (llama.cpp and OpenAI models).
         max_turn_chars: each message is cut to this length in the prompt.
+        max_output_tokens: the answer's token budget, set on every call of a structured
+            model whatever the model's own default: a change set cut short is not JSON.
 
     Example:
         >>> from memory_chains.testing import ScriptedChatModel
@@ -174,7 +176,12 @@ class LLMSummarizer:
     """
 
     def __init__(
-        self, llm: Any, *, structured: bool | None = None, max_turn_chars: int = 1500
+        self,
+        llm: Any,
+        *,
+        structured: bool | None = None,
+        max_turn_chars: int = 1500,
+        max_output_tokens: int = 512,
     ) -> None:
         if llm is None or not hasattr(llm, "invoke"):
             raise InvalidInputError("LLMSummarizer needs a LangChain chat model (llm=...)")
@@ -183,6 +190,7 @@ class LLMSummarizer:
             type(llm).__name__ in _STRUCTURED_MODELS if structured is None else structured
         )
         self.max_turn_chars = max_turn_chars
+        self.max_output_tokens = max_output_tokens
 
     def build_messages(self, previous: SummaryData, turns: Sequence[Turn]) -> list[Any]:
         """The chat messages of one compaction (pure: no model call)."""
@@ -204,10 +212,11 @@ class LLMSummarizer:
         if not self.structured:
             return {}
         return {
+            "max_tokens": self.max_output_tokens,
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {"name": "memory_update", "schema": _UPDATE_SCHEMA},
-            }
+            },
         }
 
     def summarize(self, previous: SummaryData, turns: Sequence[Turn]) -> SummaryData:

@@ -157,12 +157,12 @@ def _assemble(
     qa_prompt: Any,
 ) -> Any:
     from langchain_classic.chains import ConversationalRetrievalChain, LLMChain
-    from langchain_classic.chains.combine_documents.stuff import StuffDocumentsChain
 
     from memory_chains.rag._prompts import DOCUMENT_PROMPT, QA_PROMPT
     from memory_chains.rag._question_chain import RewriteQuestionChain
+    from memory_chains.rag._stuff import MostRelevantLastStuffChain
 
-    combine = StuffDocumentsChain(
+    combine = MostRelevantLastStuffChain(
         llm_chain=LLMChain(llm=answer_llm, prompt=qa_prompt or QA_PROMPT),
         document_variable_name="context",
         document_prompt=DOCUMENT_PROMPT,

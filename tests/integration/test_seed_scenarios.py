@@ -59,7 +59,7 @@ SCENARIOS = [
         "Et pour le samedi ?",
         ["pilates", "samedi"],
         "salle_de_sport/pilates.md",
-        ["pas de", "aucun", "n'y a pas", "pas le samedi", "ne propos"],
+        ["pas ", "aucun"],
         id="pilates-saturday",
     ),
     pytest.param(
