@@ -193,20 +193,14 @@ class LLMEntityExtractor:
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
-            # Whatever the model raises is reported in the result and the log; the turn is
-            # kept (the caller's short-term memory has it) and the next turn works normally.
             try:
-                raw = _content(self.model.invoke(messages, **self._kwargs(prompt)))
-            except Exception as exc:
-                raw, error = "", f"model call failed: {exc!r}"
-            else:
-                result = self._parse(raw, prompt, attempt + 1)
-                if result is not None:
-                    self.calls += attempt + 1
-                    return self._with_patterns(result, text, types, known)
-                error = "the model's answer is not usable JSON"
-        failed = self._failed(error, raw, self.retries + 1)
-        return self._with_patterns(failed, text, types, known)
+                reply: Any = self.model.invoke(messages, **self._kwargs(prompt))
+            except Exception as exc:  # reported in the result and the log, never raised
+                reply = exc
+            done, raw, error = self._attempt(reply, prompt, attempt, text, types, known)
+            if done is not None:
+                return done
+        return self._with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
 
     async def aextract(
         self, text: str, types: Sequence[str], known: Sequence[str] = ()
@@ -216,20 +210,34 @@ class LLMEntityExtractor:
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
-            # Whatever the model raises is reported in the result and the log; the turn is
-            # kept (the caller's short-term memory has it) and the next turn works normally.
             try:
-                raw = _content(await self.model.ainvoke(messages, **self._kwargs(prompt)))
-            except Exception as exc:
-                raw, error = "", f"model call failed: {exc!r}"
-            else:
-                result = self._parse(raw, prompt, attempt + 1)
-                if result is not None:
-                    self.calls += attempt + 1
-                    return self._with_patterns(result, text, types, known)
-                error = "the model's answer is not usable JSON"
-        failed = self._failed(error, raw, self.retries + 1)
-        return self._with_patterns(failed, text, types, known)
+                reply: Any = await self.model.ainvoke(messages, **self._kwargs(prompt))
+            except Exception as exc:  # reported in the result and the log, never raised
+                reply = exc
+            done, raw, error = self._attempt(reply, prompt, attempt, text, types, known)
+            if done is not None:
+                return done
+        return self._with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
+
+    def _attempt(
+        self,
+        reply: Any,
+        prompt: _Prompt,
+        attempt: int,
+        text: str,
+        types: Sequence[str],
+        known: Sequence[str],
+    ) -> tuple[Extraction | None, str, str]:
+        """Judge one model reply (or the exception it raised): the extraction when usable,
+        else ``(None, raw, why)``. The turn is kept either way; the next turn works."""
+        if isinstance(reply, BaseException):
+            return None, "", f"model call failed: {reply!r}"
+        raw = _content(reply)
+        result = self._parse(raw, prompt, attempt + 1)
+        if result is None:
+            return None, raw, "the model's answer is not usable JSON"
+        self.calls += attempt + 1
+        return self._with_patterns(result, text, types, known), raw, ""
 
     # -- helpers --------------------------------------------------------------------------
     def _with_patterns(
