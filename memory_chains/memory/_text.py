@@ -80,27 +80,22 @@ def normalize_message(
 
 
 def approximate_tokens(text: str) -> int:
-    """A model-agnostic token estimate: ``max(1.3 × words, characters / 4)``, rounded up.
-
-    Used only when :mod:`memory_chains.providers` offers no counter.
+    """A model-agnostic token estimate (:func:`memory_chains.providers.approximate_token_count`).
 
     Example:
         >>> approximate_tokens("un deux trois")
         4
     """
-    if not text:
-        return 0
-    words = len(text.split())
-    return max(-(-words * 13 // 10), -(-len(text) // 4))
+    from memory_chains.providers import approximate_token_count
+
+    return approximate_token_count(text)
 
 
 def default_token_counter(model: object = None) -> TokenCounter:
-    """The project's offline token counter for ``model`` (exact for the embedded model),
-    or :func:`approximate_tokens` when :mod:`memory_chains.providers` is unavailable."""
-    try:
-        from memory_chains.providers import get_token_counter
-    except ImportError:
-        return approximate_tokens
+    """The project's offline token counter for ``model``: exact for the embedded model,
+    the documented approximation otherwise (never LangChain's, which is 0 offline)."""
+    from memory_chains.providers import get_token_counter
+
     counter: TokenCounter = get_token_counter(model)  # type: ignore[arg-type]
     return counter
 
