@@ -16,7 +16,8 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from memory_chains._folding import fold as fold_text
 
 __all__ = ["fold", "is_alias", "tokens"]
 
@@ -47,9 +48,7 @@ def fold(text: str) -> str:
         >>> fold("L'Équipe Réseau")
         'equipe reseau'
     """
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
-    words = _WORD.findall(plain)
+    words = _WORD.findall(fold_text(text))
     while len(words) > 1 and words[0] in _LEADING:
         words = words[1:]
     return " ".join(words)

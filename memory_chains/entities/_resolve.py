@@ -17,8 +17,8 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from memory_chains._folding import fold as fold_text
 from memory_chains.entities._fold import fold, tokens
 from memory_chains.entities._state import EntityState
 from memory_chains.entities._types import Entity
@@ -159,8 +159,7 @@ _THE_X_ONE = re.compile(r"^(?:the|that|this)\s+(?P<x>.+?)\s+one$")
 
 
 def _plain(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold().replace("’", "'"))
-    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+    return fold_text(text.replace("’", "'"))
 
 
 def type_hint(phrase: str) -> str:

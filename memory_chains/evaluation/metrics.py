@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+
+from memory_chains._folding import fold
 
 __all__ = ["bleu4", "fold", "rouge1_recall", "tokens"]
 
@@ -92,15 +93,3 @@ def bleu4(candidates: Sequence[str], references: Sequence[str]) -> float:
     log_precision = sum(math.log(m / t) for m, t in zip(matches, totals, strict=True)) / 4
     penalty = 1.0 if cand_len > ref_len else math.exp(1 - ref_len / cand_len)
     return round(100 * penalty * math.exp(log_precision), 10)
-
-
-def fold(text: str) -> str:
-    """Lower-case ``text``, strip accents and collapse whitespace.
-
-    Example:
-        >>> fold("  Le Château   d'Île ")
-        "le chateau d'ile"
-    """
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(stripped.split())

@@ -7,13 +7,13 @@ the fact that page holds. This is what ``memory-chains demo`` shows.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memory_chains._folding import fold
 from memory_chains.knowledge import KnowledgeBase, sample_kb_path
 from memory_chains.memory import BufferMemory
 from memory_chains.providers import get_chat_model, get_embeddings
@@ -21,11 +21,6 @@ from memory_chains.rag import ConversationalRAG, build_chain
 from memory_chains.rewrite import QueryRewriter
 
 pytestmark = pytest.mark.integration
-
-
-def fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 @pytest.fixture(scope="module")
