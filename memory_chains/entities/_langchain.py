@@ -53,6 +53,7 @@ class EntityMemory(BaseMemory):
         memory_key: name of the prompt variable (``entities``).
         input_key: where the question is read (``question``).
         output_key: where the answer is read (``answer``).
+        pii: masking applied to each turn before extraction (see :class:`EntityTracker`).
         tracker: an existing :class:`EntityTracker` (the options above are then ignored).
 
     Example:
@@ -80,6 +81,7 @@ class EntityMemory(BaseMemory):
         store: Any = None,
         ttl: float | None = None,
         token_counter: Callable[[str], int] | None = None,
+        pii: Any = True,
         tracker: EntityTracker | None = None,
         **kwargs: Any,
     ) -> None:
@@ -91,6 +93,7 @@ class EntityMemory(BaseMemory):
                 store=store,
                 ttl=ttl,
                 token_counter=token_counter,
+                pii=pii,
             )
         super().__init__(tracker=tracker, **kwargs)  # type: ignore[call-arg]
 

@@ -37,6 +37,7 @@ from memory_chains.entities._resolve import resolve as _resolve
 from memory_chains.entities._state import EntityState
 from memory_chains.entities._types import Entity, Extraction, resolve_types
 from memory_chains.errors import InvalidInputError
+from memory_chains.privacy import PIIOption, resolve_masker
 
 __all__ = ["EntityExtractor", "EntityTracker", "TurnReport"]
 
@@ -88,6 +89,9 @@ class EntityTracker:
         token_counter: counts tokens for :meth:`context` budgets.
         weights: priority weights.
         clock: returns the current time in epoch seconds (for tests).
+        pii: ``True`` (default) masks e-mails, IBANs, card and phone numbers in each turn
+            *before* extraction, so no fragment of them becomes an entity or attribute;
+            a masker or any ``str -> str`` to customise; ``False``/``None`` to disable.
 
     Example:
         >>> from memory_chains.entities import RuleEntityExtractor
@@ -111,6 +115,7 @@ class EntityTracker:
         token_counter: TokenCounter | None = None,
         weights: PriorityWeights | None = None,
         clock: Callable[[], float] = time.time,
+        pii: PIIOption = True,
     ) -> None:
         if ttl is not None and ttl <= 0:
             raise InvalidInputError(f"ttl must be a positive number of seconds, got {ttl!r}")
@@ -128,6 +133,7 @@ class EntityTracker:
         self.token_counter = token_counter or approx_tokens
         self.weights = weights or PriorityWeights()
         self.clock = clock
+        self.masker = resolve_masker(pii)
         self.model_calls = 0
         self.failed_turns: list[TurnReport] = []
         self._state: EntityState | None = None
@@ -163,7 +169,7 @@ class EntityTracker:
     # -- observing turns ------------------------------------------------------------------
     def observe(self, human: str, ai: str = "") -> TurnReport:
         """Extract the entities of one exchange and merge them (one model call at most)."""
-        text = _turn_text(human, ai)
+        text = self._turn_text(human, ai)
         known = self._known()
         extraction = self.extractor.extract(text, self.types, known)
         return self._apply(extraction)
@@ -172,7 +178,7 @@ class EntityTracker:
         """Async :meth:`observe`."""
         import asyncio
 
-        text = _turn_text(human, ai)
+        text = self._turn_text(human, ai)
         known = await asyncio.to_thread(self._known)
         aextract = getattr(self.extractor, "aextract", None)
         if aextract is not None:
@@ -180,6 +186,10 @@ class EntityTracker:
         else:
             extraction = await asyncio.to_thread(self.extractor.extract, text, self.types, known)
         return await asyncio.to_thread(self._apply, extraction)
+
+    def _turn_text(self, human: str, ai: str) -> str:
+        text = _turn_text(human, ai)
+        return self.masker(text) if self.masker is not None else text
 
     def _known(self) -> list[str]:
         return [e.name for e in rank(self.state, "", self.weights)[:10]]
@@ -189,7 +199,11 @@ class EntityTracker:
             before = self.state
             after = before.merge(extraction, now=self.clock(), types=self.types)
             self._state = after
-            self._save()
+            try:
+                self._save()
+            except BaseException:
+                self._state = before  # the store did not take it: memory stays as it was
+                raise
         old_ids = {e.id for e in before.entities}
         mentioned = (
             tuple(e.name for e in (after.get(i) for i in after.turns[-1]) if e is not None)

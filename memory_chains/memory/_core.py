@@ -37,7 +37,7 @@ from memory_chains.memory._text import (
     render_turns,
     word_count,
 )
-from memory_chains.privacy import PIIMasker
+from memory_chains.privacy import PIIOption, resolve_masker
 from memory_chains.stores import BaseStore, InMemoryStore, Turn, open_store, validate_id
 
 __all__ = [
@@ -49,8 +49,6 @@ __all__ = [
     "TokenBudgetCore",
     "WindowCore",
 ]
-
-PIIOption = PIIMasker | Callable[[str], str] | bool | None
 
 
 @dataclass(frozen=True)
@@ -168,7 +166,7 @@ class ShortTermMemory(ABC):
                 f"store must be a BaseStore or a store URL, got {type(store).__name__}"
             )
         self.store: BaseStore = store
-        self.masker: Callable[[str], str] | None = _masker(pii)
+        self.masker: Callable[[str], str] | None = resolve_masker(pii)
         if token_counter is not None and not callable(token_counter):
             raise InvalidInputError("token_counter must be a callable str -> int")
         self._token_counter = token_counter
@@ -270,16 +268,6 @@ class ShortTermMemory(ABC):
             tokens=self.count_tokens(text),
             summary_tokens=self.count_tokens(ctx.summary),
         )
-
-
-def _masker(pii: PIIOption) -> Callable[[str], str] | None:
-    if pii is True:
-        return PIIMasker()
-    if pii is False or pii is None:
-        return None
-    if callable(pii):
-        return pii
-    raise InvalidInputError(f"pii must be True, False, a PIIMasker or a callable, got {pii!r:.60}")
 
 
 class BufferCore(ShortTermMemory):

@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+from memory_chains.privacy._options import PIIOption, resolve_masker
 from memory_chains.privacy._pii import (
     DEFAULT_DETECTORS,
     PIIDetector,
@@ -23,7 +24,9 @@ __all__ = [
     "PIIDetector",
     "PIIMasker",
     "PIIMatch",
+    "PIIOption",
     "iban_is_valid",
     "luhn_is_valid",
     "regex_detector",
+    "resolve_masker",
 ]

@@ -21,7 +21,7 @@ from memory_chains.entities import (
 )
 from memory_chains.entities._context import rank, render_context
 from memory_chains.entities._resolve import resolve
-from memory_chains.errors import InvalidInputError
+from memory_chains.errors import InvalidInputError, StoreUnavailableError
 from memory_chains.stores import InMemoryStore, open_store
 from memory_chains.testing import word_counter
 
@@ -335,6 +335,27 @@ def test_persistence_per_user_through_the_store(tmp_path):
     assert [
         e.name for e in EntityTracker(ScriptedExtractor(), user_id="bob", store=store2).entities()
     ] == ["Paris"]
+
+
+def test_a_failed_store_write_leaves_the_tracker_as_it_was():
+    class FailingStore(InMemoryStore):
+        fail = False
+
+        def _put(self, *args: object) -> None:
+            if self.fail:
+                raise StoreUnavailableError("store down")
+            super()._put(*args)  # type: ignore[arg-type]
+
+    store = FailingStore()
+    t = EntityTracker(
+        ScriptedExtractor(ex(("Dell XPS 15", "PRODUCT")), ex(("Lenovo", "ORGANIZATION"))),
+        store=store,
+    )
+    t.observe("je cherche le Dell XPS 15")
+    store.fail = True
+    with pytest.raises(StoreUnavailableError):
+        t.observe("et chez Lenovo ?")
+    assert [e.name for e in t.entities()] == ["Dell XPS 15"] and t.state.turn == 1
 
 
 def test_bad_user_id_is_refused_before_any_io():
