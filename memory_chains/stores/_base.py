@@ -61,7 +61,9 @@ Namespace = tuple[str, ...]
 _ID_RE = re.compile(r"[A-Za-z0-9_\-.:@]{1,64}")
 MAX_KEY_LENGTH = 256
 _MAX_NAMESPACE_DEPTH = 8
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+# a \u0000 escape in serialised JSON (not an escaped backslash followed by "u0000")
+_JSON_NUL_RE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def validate_id(value: object, what: str = "id") -> str:
@@ -131,9 +133,15 @@ def _json_object(value: object, what: str) -> str:
             f"{what} must be a dict (a JSON object), got {type(value).__name__}"
         )
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    # the same refusals as for text, so that every backend stores exactly the same values
+    # (PostgreSQL's jsonb has no NUL, no backend's UTF-8 has lone surrogates)
+    if _JSON_NUL_RE.search(text):
+        raise InvalidInputError(f"{what} contains a NUL character")
+    _refuse_surrogates(text, what)
+    return text
 
 
 def _validate_text(value: object, what: str) -> str:
@@ -141,7 +149,20 @@ def _validate_text(value: object, what: str) -> str:
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
     if "\x00" in value:
         raise InvalidInputError(f"{what} contains a NUL character")
+    _refuse_surrogates(value, what)
     return value
+
+
+def _refuse_surrogates(value: str, what: str) -> None:
+    """Refuse lone UTF-16 surrogates: no backend can encode them in UTF-8."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(
+                f"{what} contains a lone surrogate ({value[exc.start]!r} at {exc.start}): "
+                "decode the text with errors='replace' first"
+            ) from None
 
 
 @dataclass(frozen=True)
@@ -337,8 +358,9 @@ class BaseStore(ABC):
         The store does not mask or normalise text: memories do that before calling it.
 
         Raises:
-            InvalidInputError: a bad id, a non-string message, a NUL character, or metadata
-                that is not a JSON object.
+            InvalidInputError: a bad id, a non-string message, a NUL character or a lone
+                surrogate (no backend stores them identically), or metadata that is not a
+                JSON object.
         """
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
@@ -452,7 +474,8 @@ class BaseStore(ABC):
 
         Raises:
             InvalidInputError: bad namespace or key, or a value that is not a JSON object
-                (NaN, sets, objects… are refused: nothing is ever pickled).
+                (NaN, sets, objects… are refused: nothing is ever pickled) or holds a NUL
+                character or a lone surrogate.
         """
         ns = validate_namespace(namespace)
         _validate_key(key)

@@ -7,7 +7,12 @@ work on every backend. What belongs to a user:
   with its turns and its running summary;
 * every document whose namespace has the user id as its **second** label — the convention
   the memories follow: ``("entities", user_id)``, ``("profile", user_id)``,
-  ``("facts", user_id, …)``.
+  ``("facts", user_id, …)``, and the session metadata ``("sessions", user_id)``.
+
+:func:`forget_session` erases one session: its turns, its summary, its metadata document
+(``("sessions", user_id)``, key ``session_id``) and the per-session documents under
+``("sessions", user_id, session_id, …)``. What other memories learnt from it about the
+user (entities, profile, facts) is per user: :func:`forget_user` removes that.
 
 Finding the documents lists every document of the store once (the interface has no index
 by user); fine for the thousands of documents a deployment holds, linear beyond.
@@ -33,7 +38,9 @@ from typing import Any
 
 from memory_chains.stores._base import BaseStore, Document, validate_id
 
-__all__ = ["EXPORT_FORMAT", "ForgetResult", "export_user", "forget_user"]
+__all__ = ["EXPORT_FORMAT", "ForgetResult", "export_user", "forget_session", "forget_user"]
+
+_SESSIONS = "sessions"  # the session manager's namespace label
 
 #: The ``format`` field of :func:`export_user` documents; bumped if the layout changes.
 EXPORT_FORMAT = "memory_chains.export/1"
@@ -151,3 +158,34 @@ def forget_user(store: BaseStore, user_id: str) -> ForgetResult:
     turns = sum(store.delete_session(user_id, s) for s in sessions)
     documents = sum(store.delete(d.namespace, d.key) for d in _user_documents(store, user_id))
     return ForgetResult(sessions=len(sessions), turns=turns, documents=documents)
+
+
+def forget_session(store: BaseStore, user_id: str, session_id: str) -> ForgetResult:
+    """Delete one session of ``user_id``: turns, summary, metadata and per-session documents.
+
+    Returns:
+        ``sessions`` is 1 when the session existed (turns, summary or metadata), else 0;
+        ``documents`` counts the metadata document and the per-session documents.
+
+    Raises:
+        InvalidInputError: ``user_id`` or ``session_id`` is not a valid id.
+        StoreUnavailableError: the store cannot be reached.
+
+    Example:
+        >>> from memory_chains.stores import InMemoryStore
+        >>> store = InMemoryStore()
+        >>> _ = store.append_turn("alice", "s1", "q", "a")
+        >>> _ = store.append_turn("alice", "s2", "q", "a")
+        >>> forget_session(store, "alice", "s1")
+        ForgetResult(sessions=1, turns=1, documents=0)
+        >>> store.list_sessions("alice")
+        ['s2']
+    """
+    validate_id(user_id, "user_id")
+    validate_id(session_id, "session_id")
+    existed = session_id in store.list_sessions(user_id)
+    turns = store.delete_session(user_id, session_id)
+    documents = int(store.delete((_SESSIONS, user_id), session_id))
+    for doc in store.list((_SESSIONS, user_id, session_id)):
+        documents += store.delete(doc.namespace, doc.key)
+    return ForgetResult(sessions=int(existed or documents > 0), turns=turns, documents=documents)

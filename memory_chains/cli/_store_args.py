@@ -1,0 +1,79 @@
+"""Options shared by the commands that work on a user's data in a store.
+
+``--store URL`` (default: ``MEMORY_CHAINS_STORE``, else the SQLite file under
+``MEMORY_CHAINS_HOME``), ``--user U`` and, where it applies, ``--session S``. Nothing
+heavy is imported here: the store is opened inside the commands' ``run``.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_store_options(parser, user_required=True)
+    >>> parser.parse_args(["--user", "alice"]).store is None
+    True
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = ["add_store_options", "confirm", "describe_store", "open_cli_store"]
+
+
+def add_store_options(parser: Any, *, user_required: bool, session: bool = False) -> None:
+    """Add ``--store`` and ``--user`` (and ``--session`` when ``session``)."""
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=None,
+        help="store URL: sqlite:///file, redis://host:port/db, postgresql://user@host/db "
+        "(default: MEMORY_CHAINS_STORE, else memory.sqlite3 under MEMORY_CHAINS_HOME)",
+    )
+    parser.add_argument(
+        "--user",
+        metavar="U",
+        required=user_required,
+        default=None,
+        help="user id (1-64 of A-Z a-z 0-9 _ - . : @)",
+    )
+    if session:
+        parser.add_argument("--session", metavar="S", default=None, help="session id")
+
+
+def open_cli_store(url: str | None, *, resilient: bool = False) -> Any:
+    """Open (and set up) the store ``--store`` names, or the settings' default store.
+
+    ``resilient`` wraps it in :class:`~memory_chains.stores.ResilientStore` (the chat keeps
+    answering, without memory, while the store is unreachable).
+    """
+    from memory_chains.stores import open_store
+
+    return open_store(url, resilient=resilient)
+
+
+def describe_store(store: Any) -> str:
+    """A short name for messages, without credentials: the scheme and, for SQLite, the file.
+
+    Example:
+        >>> from memory_chains.stores import InMemoryStore
+        >>> describe_store(InMemoryStore())
+        'memory store'
+    """
+    path = getattr(getattr(store, "inner", store), "path", None)  # through ResilientStore
+    return f"{store.scheme} store {path}" if path else f"{store.scheme} store"
+
+
+def confirm(question: str, assume_yes: bool) -> bool:
+    """True when ``assume_yes`` or the user answers yes on a terminal.
+
+    Raises:
+        ConfigurationError: no terminal to ask and ``--yes`` was not given.
+    """
+    if assume_yes:
+        return True
+    from memory_chains.errors import ConfigurationError
+
+    if not sys.stdin.isatty():
+        raise ConfigurationError(f"{question} — no terminal to ask: pass --yes to confirm")
+    answer = input(f"{question} [y/N] ").strip().lower()
+    return answer in ("y", "yes", "o", "oui")
