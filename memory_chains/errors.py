@@ -20,6 +20,9 @@ mapped onto this tree with ``raise ... from exc`` so the original cause stays at
         ├── StoreUnavailableError   the store cannot be reached
         └── SchemaVersionError      the store's schema is newer than this library
 
+    UserWarning
+    └── StoreUnavailableWarning     a resilient store went down: answering without memory
+
 Example:
     >>> from memory_chains.errors import InvalidInputError, MemoryChainsError
     >>> issubclass(InvalidInputError, MemoryChainsError)
@@ -44,6 +47,7 @@ __all__ = [
     "SchemaVersionError",
     "StoreError",
     "StoreUnavailableError",
+    "StoreUnavailableWarning",
 ]
 
 
@@ -105,3 +109,13 @@ class StoreUnavailableError(StoreError):
 
 class SchemaVersionError(StoreError):
     """The store's schema is newer than this version of the library understands."""
+
+
+class StoreUnavailableWarning(UserWarning):
+    """A :class:`~memory_chains.stores.ResilientStore` lost its store: until it answers
+    again, reads return nothing and writes are dropped (counted). Issued once per outage.
+
+    Example:
+        >>> issubclass(StoreUnavailableWarning, UserWarning)
+        True
+    """

@@ -7,10 +7,12 @@
   (``"mc:"``), atomic Lua scripts; needs the ``redis`` extra.
 * :class:`PostgresStore` (``postgresql://user@host:port/db``, ``postgres://``): tables in
   the ``public`` schema through a connection pool; needs the ``postgres`` extra.
+* :class:`ResilientStore` wraps any of them so that a conversation goes on, without
+  memory, while the store is unreachable (``open_store(url, resilient=True)``).
 
 :func:`open_store` maps a URL to a backend; backends' drivers are imported only when chosen.
 :func:`export_user` and :func:`forget_user` gather or erase everything a store holds about
-a user, on any backend.
+a user, on any backend; :func:`forget_session` erases one session.
 
 Example:
     >>> store = open_store("memory://")
@@ -36,7 +38,8 @@ from memory_chains.stores._base import (
     validate_namespace,
 )
 from memory_chains.stores._memory import InMemoryStore
-from memory_chains.stores._privacy import ForgetResult, export_user, forget_user
+from memory_chains.stores._privacy import ForgetResult, export_user, forget_session, forget_user
+from memory_chains.stores._resilient import ResilienceStats, ResilientStore
 
 if TYPE_CHECKING:
     from memory_chains.stores._postgres import PostgresStore
@@ -51,10 +54,13 @@ __all__ = [
     "Namespace",
     "PostgresStore",
     "RedisStore",
+    "ResilienceStats",
+    "ResilientStore",
     "SQLiteStore",
     "SummaryState",
     "Turn",
     "export_user",
+    "forget_session",
     "forget_user",
     "open_store",
     "validate_id",
@@ -78,7 +84,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'memory_chains.stores' has no attribute {name!r}")
 
 
-def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
+def open_store(url: str | None = None, *, setup: bool = True, resilient: bool = False) -> BaseStore:
     """Open the store a URL names, and (by default) create or migrate its schema.
 
     Args:
@@ -90,12 +96,15 @@ def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
             or schema. ``None`` uses the settings'
             ``default_store_url`` (``MEMORY_CHAINS_STORE``, else a file under the home).
         setup: call :meth:`BaseStore.setup` before returning.
+        resilient: wrap the store in a :class:`ResilientStore`: while it is unreachable,
+            reads return nothing and writes are dropped (one warning per outage) instead
+            of raising; an unreachable server at setup is then not an error either.
 
     Raises:
         ConfigurationError: unknown scheme or a URL without a path.
         SchemaVersionError: the store was written by a newer memory_chains.
         StoreUnavailableError: a Redis or PostgreSQL server cannot be reached (only when
-            ``setup`` is true: constructors do no I/O).
+            ``setup`` is true and ``resilient`` false: constructors do no I/O).
 
     Example:
         >>> open_store("memory://").scheme
@@ -138,6 +147,8 @@ def open_store(url: str | None = None, *, setup: bool = True) -> BaseStore:
             f"unknown store scheme {urlsplit(url).scheme!r} in {url!r}: use 'memory://', "
             "'sqlite:///path/to/file', 'redis://host:port/db' or 'postgresql://user@host/db'"
         )
+    if resilient:
+        store = ResilientStore(store)
     if setup:
         store.setup()
     return store

@@ -112,6 +112,8 @@ class SQLiteStore(BaseStore):
         self.timeout = timeout
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        # deleted content still in the -wal file (a reader blocked the checkpoint)
+        self._traces_pending = False
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
@@ -148,6 +150,8 @@ class SQLiteStore(BaseStore):
         reads made of one statement, the connection in autocommit mode (already atomic)."""
         with self._lock:
             conn = self._connect()
+            if self._traces_pending:
+                self._checkpoint(wait=False)
             try:
                 if not write:
                     yield conn
@@ -259,12 +263,49 @@ class SQLiteStore(BaseStore):
     def _erase_traces(self) -> None:
         """Copy the WAL back into the database and truncate it, so that deleted content
         does not linger in the WAL file after a delete (with ``secure_delete`` on, the
-        database pages are zeroed)."""
+        database pages are zeroed).
+
+        A connection (of any process) still reading a snapshot older than the delete
+        keeps the old frames alive: the checkpoint waits for it up to ``timeout``. If it
+        is still reading then, the erasure is retried at every later call of this store
+        (and completes when the last connection closes), and the caller is told.
+
+        Raises:
+            StoreUnavailableError: a reader prevented the truncation; the rows are deleted,
+                their bytes are erased as soon as the reader is done.
+        """
         with self._lock:
+            self._traces_pending = True
+            if not self._checkpoint(wait=True):
+                raise StoreUnavailableError(
+                    f"SQLite store {self.path!r}: the rows are deleted, but another "
+                    f"connection has been reading an older snapshot for more than "
+                    f"{self.timeout:g} s, so their bytes are still in the -wal file; they "
+                    "are erased at the next call to this store once that reader is done "
+                    "(retry the deletion to make sure)"
+                )
+
+    def _checkpoint(self, *, wait: bool) -> bool:
+        """Checkpoint the WAL and truncate it; False if a reader prevented it.
+
+        Without ``wait`` the busy handler is off: a failed attempt costs nothing.
+        """
+        conn = self._connect()
+        try:
+            if not wait:
+                conn.execute("PRAGMA busy_timeout = 0")
             try:
-                self._connect().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as exc:
-                raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
+                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                if not wait:
+                    # PRAGMA takes no parameters: an int formatted in, nothing else
+                    conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
+        done = row is None or row[0] == 0
+        if done:
+            self._traces_pending = False
+        return done
 
     def _delete_session(self, user_id: str, session_id: str) -> int:
         deleted = self._delete_session_rows(user_id, session_id)
