@@ -1,0 +1,456 @@
+"""The long-term memory facade: :class:`LongTermMemory` (profile + facts of one user).
+
+``observe(human, ai, session_id=…)`` masks personal data, asks the extractor once for
+profile updates and facts, then merges them (:class:`~memory_chains.longterm.UserProfile`,
+:class:`~memory_chains.longterm.FactMemory`). Nothing is written before the extractor and
+the embeddings succeeded, so a failed model call leaves memory exactly as it was.
+``observe_in_background`` does the same on one worker thread per memory, off the answer's
+critical path; :meth:`LongTermMemory.flush` waits for it and raises what failed.
+
+Reading: :meth:`~LongTermMemory.profile_block` and :meth:`~LongTermMemory.facts_block` are
+the two blocks a context builder asks for; :meth:`~LongTermMemory.context` joins them.
+
+Example:
+    >>> from memory_chains.stores import InMemoryStore
+    >>> from memory_chains.testing import HashEmbeddings
+    >>> mem = LongTermMemory(InMemoryStore(), "alice", HashEmbeddings())
+    >>> _ = mem.observe("Je m'appelle Alice et je préfère le Pilates le samedi matin.",
+    ...                 "Noté !", session_id="s1", seq=1)
+    >>> print(mem.context("Quel cours le samedi ?", max_tokens=80))
+    User profile:
+    - language: fr (inferred)
+    <BLANKLINE>
+    Known facts about the user:
+    - L'utilisateur préfère le Pilates le samedi matin.
+    - L'utilisateur s'appelle Alice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from memory_chains.errors import InvalidInputError
+from memory_chains.longterm._extract import (
+    Extractor,
+    LongTermExtraction,
+    LongTermExtractor,
+    RuleLongTermExtractor,
+)
+from memory_chains.longterm._facts import (
+    DEFAULT_MERGE_THRESHOLD,
+    Fact,
+    FactCandidate,
+    FactChanges,
+    FactMemory,
+)
+from memory_chains.longterm._profile import UserProfile, profile_instructions
+from memory_chains.stores import validate_id
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from memory_chains.stores import BaseStore
+
+__all__ = ["LongTermMemory", "ObserveReport"]
+
+log = logging.getLogger("memory_chains.longterm")
+
+_DEFAULT = object()
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ObserveReport:
+    """What one observed turn changed.
+
+    Attributes:
+        profile: profile keys whose entry changed.
+        facts: facts added, merged and superseded.
+        model_calls: calls the extractor made.
+        rejected: unusable items of the model's answer, with why.
+
+    Example:
+        >>> ObserveReport().changed
+        False
+    """
+
+    profile: tuple[str, ...] = ()
+    facts: FactChanges = field(default_factory=FactChanges)
+    model_calls: int = 0
+    rejected: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """True when the turn changed the profile or the facts."""
+        return bool(self.profile) or self.facts.changed
+
+
+@dataclass(frozen=True)
+class _Turn:
+    human: str
+    ai: str
+    session_id: str
+    seq: int | None
+    when: float
+
+
+class LongTermMemory:
+    """Long-term memory of one user across sessions: a profile and durable facts.
+
+    Args:
+        store: any :class:`~memory_chains.stores.BaseStore`; documents go under
+            ``("profile", user_id)`` and ``("facts", user_id)``, so
+            :func:`~memory_chains.stores.forget_user` erases them.
+        user_id: whose memory (``"__global__"`` is reserved).
+        embeddings: any LangChain ``Embeddings`` (``E5Embeddings`` offline).
+        extractor: a :class:`LongTermExtractor`, :class:`RuleLongTermExtractor` or
+            anything with ``extract``/``aextract``; default: ``LongTermExtractor(llm)``
+            when ``llm`` is given, else the rules.
+        llm: chat model for the default extractor.
+        masker: callable masking personal data before anything is extracted or stored
+            (default :class:`~memory_chains.privacy.PIIMasker`; ``None`` disables it).
+        token_counter: counts tokens for the blocks' budgets (default
+            :func:`~memory_chains.providers.approximate_token_count`).
+        include_global: recall facts stored with ``scope="global"`` too.
+        merge_threshold: see :class:`FactMemory`.
+        clock: current UNIX time (injected in tests).
+
+    Example:
+        >>> from memory_chains.stores import InMemoryStore
+        >>> from memory_chains.testing import HashEmbeddings
+        >>> mem = LongTermMemory(InMemoryStore(), "bob", HashEmbeddings())
+        >>> mem.observe_in_background("Mon IBAN est FR7630006000011234567890189.",
+        ...                           session_id="s1")
+        >>> mem.flush()
+        1
+        >>> [f.text for f in mem.facts()]
+        ["L'IBAN de l'utilisateur est [IBAN]."]
+        >>> mem.close()
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        user_id: str,
+        embeddings: Embeddings,
+        extractor: Extractor | None = None,
+        llm: Any = None,
+        *,
+        masker: Any = _DEFAULT,
+        token_counter: Callable[[str], int] | None = None,
+        include_global: bool = False,
+        merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.fact_memory = FactMemory(
+            store,
+            user_id,
+            embeddings,
+            include_global=include_global,
+            merge_threshold=merge_threshold,
+            clock=clock,
+        )
+        if extractor is None:
+            extractor = LongTermExtractor(llm) if llm is not None else RuleLongTermExtractor()
+        if not isinstance(extractor, Extractor):
+            raise InvalidInputError(
+                f"extractor must have extract() and aextract(), got {type(extractor).__name__}"
+            )
+        if masker is _DEFAULT:
+            from memory_chains.privacy import PIIMasker
+
+            masker = PIIMasker()
+        if masker is not None and not callable(masker):
+            raise InvalidInputError("masker must be callable (text -> masked text) or None")
+        if token_counter is None:
+            from memory_chains.providers import approximate_token_count
+
+            token_counter = approximate_token_count
+        self.store = store
+        self.user_id = user_id
+        self.extractor = extractor
+        self.masker: Callable[[str], str] | None = masker
+        self.token_counter = token_counter
+        self.clock = clock
+        self.errors: list[BaseException] = []
+        self.last_report: ObserveReport | None = None
+        self._write_lock = threading.Lock()
+        self._idle = threading.Condition()
+        self._pending = 0
+        self._reported = 0
+        self._processed = 0
+        self._queue: queue.Queue[_Turn | None] = queue.Queue()
+        self._worker: threading.Thread | None = None
+
+    # -- reading ------------------------------------------------------------------------
+    def profile(self) -> UserProfile:
+        """The user's current profile (read from the store)."""
+        return UserProfile.load(self.store, self.user_id)
+
+    def facts(self, *, include_superseded: bool = False) -> list[Fact]:
+        """The user's facts, oldest first; superseded ones only when asked."""
+        return self.fact_memory.facts(include_superseded=include_superseded)
+
+    def recall(self, question: str, k: int = 5) -> list[Fact]:
+        """The ``k`` current facts most similar to ``question`` (this user, global if enabled)."""
+        return self.fact_memory.recall(question, k)
+
+    async def arecall(self, question: str, k: int = 5) -> list[Fact]:
+        """Async :meth:`recall`."""
+        return await self.fact_memory.arecall(question, k)
+
+    def instructions(self) -> str:
+        """Answer-prompt instructions from the profile (:func:`profile_instructions`)."""
+        return profile_instructions(self.profile())
+
+    def profile_block(self, max_tokens: int = 120) -> str:
+        """The profile as a prompt block within ``max_tokens`` ("" when empty)."""
+        return self.profile().render(max_tokens, token_counter=self.token_counter)
+
+    def facts_block(self, question: str, max_tokens: int = 200, *, k: int = 8) -> str:
+        """The facts most relevant to ``question`` as a prompt block within ``max_tokens``.
+
+        Up to ``k`` recalled facts, best first, each added while it fits ("" when none).
+        """
+        if max_tokens < 0:
+            raise InvalidInputError(f"max_tokens must be zero or positive, got {max_tokens}")
+        hits = self.fact_memory.search(question, k)
+        lines = ["Known facts about the user:"]
+        for fact, _ in hits:
+            line = f"- {fact.text}" + (" (general)" if fact.scope == "global" else "")
+            if self.token_counter("\n".join([*lines, line])) <= max_tokens:
+                lines.append(line)
+        return "\n".join(lines) if len(lines) > 1 else ""
+
+    def context(self, question: str, *, max_tokens: int = 300, k: int = 8) -> str:
+        """Profile block then recalled facts, together within ``max_tokens``.
+
+        The profile may take up to a third of the budget; the facts get the rest.
+        """
+        if max_tokens < 0:
+            raise InvalidInputError(f"max_tokens must be zero or positive, got {max_tokens}")
+        profile = self.profile_block(max_tokens // 3)
+        used = self.token_counter(profile + "\n\n") if profile else 0
+        facts = self.facts_block(question, max(0, max_tokens - used), k=k)
+        return "\n\n".join(block for block in (profile, facts) if block)
+
+    async def acontext(self, question: str, *, max_tokens: int = 300, k: int = 8) -> str:
+        """Async :meth:`context` (run in a thread: store reads and one query embedding)."""
+        return await asyncio.to_thread(self.context, question, max_tokens=max_tokens, k=k)
+
+    # -- observing ----------------------------------------------------------------------
+    def _mask(self, text: str) -> str:
+        return self.masker(text) if self.masker is not None else text
+
+    def _turn(
+        self, human: str, ai: str, session_id: str, seq: int | None, when: float | None
+    ) -> _Turn:
+        for name, value in (("human", human), ("ai", ai)):
+            if not isinstance(value, str):
+                raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
+            if "\x00" in value or not _encodable(value):
+                raise InvalidInputError(
+                    f"{name} has a NUL character or a lone surrogate: decode the text with "
+                    "errors='replace' first"
+                )
+        validate_id(session_id, "session_id")
+        if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 0):
+            raise InvalidInputError(f"seq must be a non-negative integer, got {seq!r:.40}")
+        if when is not None and (isinstance(when, bool) or not isinstance(when, (int, float))):
+            raise InvalidInputError(f"when must be a UNIX time (float), got {when!r:.40}")
+        if not human.strip():
+            raise InvalidInputError("the human message is empty: there is nothing to observe")
+        return _Turn(
+            self._mask(human),
+            self._mask(ai),
+            session_id,
+            seq,
+            self.clock() if when is None else float(when),
+        )
+
+    def _known_keys(self) -> list[str]:
+        return sorted({f.key for f in self.facts() if f.key})
+
+    def _apply(self, turn: _Turn, extraction: LongTermExtraction) -> ObserveReport:
+        """Merge an extraction into the store (embeddings first: a failure writes nothing)."""
+        if not isinstance(extraction, LongTermExtraction):
+            raise InvalidInputError(
+                f"the extractor returned {type(extraction).__name__}, not LongTermExtraction"
+            )
+        updates = [
+            replace(
+                e,
+                value=self._mask(e.value)
+                if isinstance(e.value, str)
+                else tuple(self._mask(t) for t in e.value),
+                updated_at=turn.when,
+                session_id=turn.session_id,
+                seq=turn.seq,
+            )
+            for e in extraction.profile
+        ]
+        candidates = [replace(c, text=self._mask(c.text)) for c in extraction.facts]
+        with self._write_lock:
+            changes = self.fact_memory.add(
+                candidates, session_id=turn.session_id, seq=turn.seq, when=turn.when
+            )
+            profile, changed = self.profile().apply(updates)
+            profile.save(self.store, changed)
+        report = ObserveReport(changed, changes, extraction.model_calls, extraction.rejected)
+        self.last_report = report
+        return report
+
+    def observe(
+        self,
+        human: str,
+        ai: str = "",
+        *,
+        session_id: str,
+        seq: int | None = None,
+        when: float | None = None,
+    ) -> ObserveReport:
+        """Extract and remember the durable content of one turn.
+
+        Args:
+            human: the user's message; ai: the assistant's reply.
+            session_id, seq: the turn (kept as the source of facts and profile values).
+            when: UNIX time of the turn (now by default).
+
+        Raises:
+            InvalidInputError: bad message or ids; nothing is called or written.
+            ModelCallError, MalformedOutputError: the extractor failed; memory unchanged.
+        """
+        turn = self._turn(human, ai, session_id, seq, when)
+        extraction = self.extractor.extract(turn.human, turn.ai, self._known_keys())
+        return self._apply(turn, extraction)
+
+    async def aobserve(
+        self,
+        human: str,
+        ai: str = "",
+        *,
+        session_id: str,
+        seq: int | None = None,
+        when: float | None = None,
+    ) -> ObserveReport:
+        """Async :meth:`observe` (the model call awaited, store work in a thread)."""
+        turn = self._turn(human, ai, session_id, seq, when)
+        known = await asyncio.to_thread(self._known_keys)
+        extraction = await self.extractor.aextract(turn.human, turn.ai, known)
+        return await asyncio.to_thread(self._apply, turn, extraction)
+
+    # -- background ---------------------------------------------------------------------
+    def observe_in_background(
+        self,
+        human: str,
+        ai: str = "",
+        *,
+        session_id: str,
+        seq: int | None = None,
+        when: float | None = None,
+    ) -> None:
+        """Queue the turn for :meth:`observe` on this memory's worker thread.
+
+        Arguments are checked now (``InvalidInputError`` raised here); ``when`` defaults to
+        now, not to when the worker gets to it. Failures are kept in :attr:`errors` and
+        raised by :meth:`flush`. The worker is a daemon thread: call :meth:`flush` or
+        :meth:`close` before the process exits, or queued turns are lost.
+        """
+        turn = self._turn(human, ai, session_id, seq, when)
+        with self._idle:
+            self._pending += 1
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._run, name=f"longterm-{self.user_id}", daemon=True
+                )
+                self._worker.start()
+        self._queue.put(turn)
+
+    def _run(self) -> None:
+        while True:
+            turn = self._queue.get()
+            if turn is None:
+                return
+            failure: Exception | None = None
+            try:
+                extraction = self.extractor.extract(turn.human, turn.ai, self._known_keys())
+                self._apply(turn, extraction)
+            except Exception as exc:  # kept for flush()/errors, never dropped
+                log.warning("background long-term observation failed: %r", exc)
+                exc.add_note(f"observing turn {turn.session_id}#{turn.seq} of {self.user_id}")
+                failure = exc
+            finally:
+                with self._idle:
+                    if failure is not None:
+                        self.errors.append(failure)
+                    self._pending -= 1
+                    self._processed += 1
+                    self._idle.notify_all()
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The most recent background failure, or ``None``."""
+        return self.errors[-1] if self.errors else None
+
+    def flush(self, timeout: float | None = None) -> int:
+        """Wait until every queued turn is processed.
+
+        Returns:
+            How many turns the worker has processed since the memory was created.
+
+        Raises:
+            TimeoutError: still busy after ``timeout`` seconds.
+            MemoryChainsError: the first background failure not yet raised by a previous
+                ``flush`` (all failures stay in :attr:`errors`).
+        """
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._pending == 0, timeout):
+                raise TimeoutError(
+                    f"{self._pending} long-term observation(s) still queued after "
+                    f"{timeout} s: call flush() again or raise the timeout"
+                )
+            new = self.errors[self._reported :]
+            self._reported = len(self.errors)
+            processed = self._processed
+        if new:
+            raise new[0]
+        return processed
+
+    def close(self, timeout: float | None = None) -> None:
+        """Process what is queued, then stop the worker thread (errors stay in :attr:`errors`)."""
+        worker = self._worker
+        if worker is not None and worker.is_alive():
+            self._queue.put(None)
+            worker.join(timeout)
+        self._worker = None
+
+    # -- application-level facts ---------------------------------------------------------
+    def add_facts(
+        self, texts: Sequence[str], *, scope: str = "user", key: str | None = None
+    ) -> FactChanges:
+        """Store facts the application states itself (``scope="global"`` for everyone).
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> from memory_chains.testing import HashEmbeddings
+            >>> mem = LongTermMemory(InMemoryStore(), "al", HashEmbeddings())
+            >>> len(mem.add_facts(["La salle ouvre à 7 h."], scope="global").added)
+            1
+        """
+        candidates = [FactCandidate(self._mask(t), key=key) for t in texts]
+        with self._write_lock:
+            return self.fact_memory.add(candidates, scope=scope)
