@@ -28,6 +28,9 @@ _COMMAND_MODULES = (
     "memory_chains.cli._eval",
     "memory_chains.cli._bench",
     "memory_chains.cli._models",
+    "memory_chains.cli._sessions",
+    "memory_chains.cli._forget",
+    "memory_chains.cli._export",
 )
 
 

@@ -14,6 +14,7 @@ _EVAL_MODULES = (
     "memory_chains.cli._eval_rewrite",
     "memory_chains.cli._eval_entities",
     "memory_chains.cli._eval_locomo",
+    "memory_chains.cli._eval_longterm",
 )
 
 

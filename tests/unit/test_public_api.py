@@ -16,11 +16,13 @@ PACKAGES = [
     "memory_chains.entities",
     "memory_chains.errors",
     "memory_chains.knowledge",
+    "memory_chains.longterm",
     "memory_chains.memory",
     "memory_chains.privacy",
     "memory_chains.providers",
     "memory_chains.rag",
     "memory_chains.rewrite",
+    "memory_chains.sessions",
     "memory_chains.stores",
 ]
 
