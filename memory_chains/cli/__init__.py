@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "memory_chains.cli._sessions",
     "memory_chains.cli._forget",
     "memory_chains.cli._export",
+    "memory_chains.cli._metrics",
 )
 
 

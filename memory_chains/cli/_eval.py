@@ -13,6 +13,7 @@ from memory_chains.cli._registry import register_modules
 _EVAL_MODULES = (
     "memory_chains.cli._eval_rewrite",
     "memory_chains.cli._eval_entities",
+    "memory_chains.cli._eval_topics",
     "memory_chains.cli._eval_locomo",
     "memory_chains.cli._eval_longterm",
 )

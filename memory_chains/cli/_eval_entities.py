@@ -13,10 +13,11 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-_DEFAULT_DATASET = Path(__file__).resolve().parent.parent / "data" / "eval" / "entities_dev.jsonl"
+from memory_chains.cli._eval_common import EVAL_DATA, add_dataset_option
+
+_DEFAULT_DATASET = EVAL_DATA / "entities_dev.jsonl"
 
 
 def register(sub: Any) -> None:
@@ -24,11 +25,8 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "entities", help="evaluate entity extraction (precision, recall, F1, calls per turn)"
     )
-    parser.add_argument(
-        "--dataset",
-        type=Path,
-        default=_DEFAULT_DATASET,
-        help="JSONL dataset (default: the packaged development set)",
+    add_dataset_option(
+        parser, _DEFAULT_DATASET, "JSONL dataset (default: the packaged development set)"
     )
     parser.add_argument(
         "--types",

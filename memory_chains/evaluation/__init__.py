@@ -5,4 +5,6 @@
 * :mod:`memory_chains.evaluation.rewrite`: follow-up rewriting, measured by retrieval on a
   small corpus (:func:`~memory_chains.evaluation.rewrite.evaluate_rewrites`) and against
   CANARD's human rewrites (:func:`~memory_chains.evaluation.rewrite.evaluate_canard`).
+* :mod:`memory_chains.evaluation.locomo`: LoCoMo evidence recall@k and context tokens of
+  the episodic index (:func:`~memory_chains.evaluation.locomo.evaluate_locomo`).
 """

@@ -11,6 +11,12 @@ File formats (JSON lines):
 * dataset: ``{"id", "history": [[role, text], ...], "question", "gold_doc"?,
   "must_mention"?: [str, ...], "rewrite"?: str}``
 
+With ``entity_memory`` (a factory of fresh entity trackers), each item's history is first
+fed to a new tracker, one exchange at a time, and the rewriter gets
+:func:`~memory_chains.rewrite.entity_hints` for the question: the with/without comparison
+of issue #4 (:data:`FAR_DATASET` holds follow-ups whose referent is more than one
+exchange back, behind other names).
+
 Example:
     >>> from memory_chains.rewrite import QueryRewriter
     >>> from memory_chains.testing import HashEmbeddings
@@ -35,15 +41,32 @@ from langchain_core.embeddings import Embeddings
 
 from memory_chains.errors import InvalidInputError
 from memory_chains.evaluation.metrics import bleu4, fold, rouge1_recall
-from memory_chains.rewrite import QueryRewriter, RewriteResult, detect_language, fuse_rankings
+from memory_chains.rewrite import (
+    QueryRewriter,
+    RewriteResult,
+    detect_language,
+    entity_hints,
+    fuse_rankings,
+)
 
-__all__ = ["DEV_CORPUS", "DEV_DATASET", "evaluate_canard", "evaluate_rewrites", "read_jsonl"]
+__all__ = [
+    "DEV_CORPUS",
+    "DEV_DATASET",
+    "FAR_DATASET",
+    "evaluate_canard",
+    "evaluate_rewrites",
+    "feed_history",
+    "read_jsonl",
+]
 
 _DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
 DEV_CORPUS = _DATA / "rewrite_dev_corpus.jsonl"
 """The corpus shipped with the package (laptops, gym classes, shop policies, trips…)."""
 DEV_DATASET = _DATA / "rewrite_dev.jsonl"
 """The follow-ups shipped with the package, over :data:`DEV_CORPUS`."""
+FAR_DATASET = _DATA / "rewrite_far_referents.jsonl"
+"""Follow-ups over :data:`DEV_CORPUS` whose referent was named more than one exchange back,
+with other names in between (some beyond the rewriter's default 6-message window)."""
 
 Progress = Callable[[int, int], None]
 
@@ -101,6 +124,32 @@ def _retrieve(
     return rankings[0] if len(rankings) == 1 else fuse_rankings(rankings)
 
 
+def feed_history(tracker: Any, history: Sequence[tuple[str, str]]) -> Any:
+    """Observe ``history`` in ``tracker``, one (user, assistant) exchange at a time.
+
+    A user turn without an answer is observed alone; an answer without a question too.
+
+    Example:
+        >>> from memory_chains.entities import EntityTracker, RuleEntityExtractor
+        >>> t = feed_history(EntityTracker(RuleEntityExtractor(use_spacy=False)),
+        ...                  [("user", "Le Dell XPS 15 ?"), ("assistant", "En stock.")])
+        >>> [e.name for e in t.entities()]
+        ['Dell XPS 15']
+    """
+    pending: str | None = None
+    for role, text in history:
+        if role in ("user", "human"):
+            if pending is not None:
+                tracker.observe(pending, "")
+            pending = text
+        else:
+            tracker.observe(pending or "", text)
+            pending = None
+    if pending is not None:
+        tracker.observe(pending, "")
+    return tracker
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
@@ -113,18 +162,22 @@ def evaluate_rewrites(
     k: int = 3,
     *,
     progress: Progress | None = None,
+    entity_memory: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """Rewrite every follow-up of ``dataset_path`` and retrieve over ``corpus_path``.
 
     Retrieval is cosine similarity over the corpus embedded once (``embed_documents``);
     each query is embedded with ``embed_query``; several queries (``n_queries > 1``) are
-    merged by reciprocal rank fusion.
+    merged by reciprocal rank fusion. ``entity_memory`` returns a fresh entity tracker per
+    item (see the module docstring).
 
     Returns:
         ``n``, ``hit@1``, ``hit@{k}``, ``mrr``, ``mention_rate``, ``raw_hit@1`` (the
         question as asked), ``gold_hit@1`` (human rewrites, when given), ``rouge1_recall``
         (against human rewrites, when given), ``secs_per_item``, ``median_secs``,
-        ``model_calls_per_item``, ``unchanged_rate``, ``fallback_rate``, ``by_language``
+        ``model_calls_per_item``, ``output_tokens_per_item``, ``median_model_secs``
+        (items that called the model), ``unchanged_rate``, ``template_rate``,
+        ``fallback_rate``, ``by_language``
         (the same retrieval metrics per language) and ``items`` (one row per follow-up).
 
     Raises:
@@ -151,7 +204,10 @@ def evaluate_rewrites(
         where = f"{dataset_path}:{row.get('id', index)}"
         question = _require(row, "question", str, where)
         history = [tuple(turn) for turn in _require(row, "history", list, where)]
-        result: RewriteResult = rewriter.rewrite(question, history)
+        hints: list[str] = []
+        if entity_memory is not None:
+            hints = entity_hints(feed_history(entity_memory(), history), question)
+        result: RewriteResult = rewriter.rewrite(question, history, entities=hints)
         item: dict[str, Any] = {
             "id": row.get("id", str(index)),
             "language": detect_language(question),
@@ -159,6 +215,8 @@ def evaluate_rewrites(
             "standalone": result.standalone,
             "method": result.method,
             "model_calls": result.model_calls,
+            "output_tokens": result.output_tokens,
+            "entities": hints,
             "secs": round(result.latency_s, 4),
             "error": result.error,
         }
@@ -198,6 +256,7 @@ def _summary(items: list[dict[str, Any]], k: int) -> dict[str, Any]:
     gold = [i for i in ranked if "gold_rank" in i]
     mention = [i["mentioned"] for i in items if "mentioned" in i]
     rouge = [i["rouge1_recall"] for i in items if "rouge1_recall" in i]
+    model_secs = [i["secs"] for i in items if i["model_calls"]]
     return {
         "n": len(items),
         "hit@1": _mean([float(i["rank"] == 1) for i in ranked]),
@@ -209,8 +268,11 @@ def _summary(items: list[dict[str, Any]], k: int) -> dict[str, Any]:
         "rouge1_recall": _mean(rouge),
         "secs_per_item": _mean(secs),
         "median_secs": round(statistics.median(secs), 4) if secs else None,
+        "median_model_secs": round(statistics.median(model_secs), 4) if model_secs else None,
         "model_calls_per_item": _mean([float(i["model_calls"]) for i in items]),
+        "output_tokens_per_item": _mean([float(i.get("output_tokens", 0)) for i in items]),
         "unchanged_rate": _mean([float(i["method"] == "unchanged") for i in items]),
+        "template_rate": _mean([float(i["method"] == "template") for i in items]),
         "fallback_rate": _mean([float(i["method"] == "fallback") for i in items]),
     }
 

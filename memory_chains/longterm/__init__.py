@@ -8,6 +8,9 @@
   documents under ``("facts", user_id)``.
 * :class:`LongTermExtractor`: profile updates and facts of a turn in ONE model call;
   :class:`RuleLongTermExtractor`: a model-free fallback.
+* :class:`TurnExtractor`: entities, relations, profile and facts of a turn in ONE call;
+  :class:`MemoryUpdater` applies it to an entity memory and a long-term memory together
+  (``observe``, ``aobserve``, ``observe_in_background``, ``flush``).
 * :class:`LongTermMemory`: the facade (``observe``, ``observe_in_background``,
   ``context``, ``profile_block``, ``facts_block``).
 
@@ -25,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+from memory_chains.longterm._combined import TurnExtraction, TurnExtractor
 from memory_chains.longterm._extract import (
     Extractor,
     LongTermExtraction,
@@ -48,6 +52,7 @@ from memory_chains.longterm._profile import (
     merge_entry,
     profile_instructions,
 )
+from memory_chains.longterm._updater import MemoryUpdater, UpdateReport
 
 __all__ = [
     "DEFAULT_MERGE_THRESHOLD",
@@ -62,9 +67,13 @@ __all__ = [
     "LongTermExtraction",
     "LongTermExtractor",
     "LongTermMemory",
+    "MemoryUpdater",
     "ObserveReport",
     "ProfileEntry",
     "RuleLongTermExtractor",
+    "TurnExtraction",
+    "TurnExtractor",
+    "UpdateReport",
     "UserProfile",
     "merge_entry",
     "profile_instructions",

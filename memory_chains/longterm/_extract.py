@@ -370,6 +370,16 @@ _MY_FR = re.compile(
     r"(?i)\b(mon|ma|mes)\s+([\w\-]+(?:\s+[\w\-]+){0,2}?)\s+(est|sont)\s+(.{1,80}?)" + _END
 )
 _MY_EN = re.compile(r"(?i)\bmy\s+([\w\-]+(?:\s+[\w\-]+){0,2}?)\s+(is|are)\s+(.{1,80}?)" + _END)
+# Adverbs around a value ("Ma ville est Nantes maintenant.", "my city is now Paris"): they say
+# that or when the fact changed, not what it is, and would make the same slot look different.
+_ADVERB = (
+    r"(?:maintenant|désormais|desormais|dorénavant|dorenavant|à présent|a present|"
+    r"actuellement|en ce moment|aussi|également|egalement|now|nowadays|these days|too|"
+    r"also|as well|anymore|any more)"
+)
+# Lower case only: a capitalised "Maintenant ou jamais" or "Before Now" is a name, kept whole.
+_TRAILING_ADVERBS = re.compile(r"(?:[\s,]+" + _ADVERB + r")+\s*$")
+_LEADING_ADVERBS = re.compile(r"^\s*(?:" + _ADVERB + r"[\s,]+)+")
 _LEVEL_FR = re.compile(
     r"(?i)\bje (?:suis|débute|debute)\s*(?:un |une |plutôt |vraiment |complètement )?"
     r"(débutante?|debutante?|expert|experte|intermédiaire|intermediaire|avancée?|en\b)"
@@ -402,12 +412,19 @@ _EN_WORDS = frozenset(
 )
 
 
+def _value(text: str) -> str:
+    """``text`` without time or additive adverbs around it (unless nothing else is left)."""
+    return _LEADING_ADVERBS.sub("", _TRAILING_ADVERBS.sub("", text)).strip() or text
+
+
 class RuleLongTermExtractor:
     """A model-free extractor: a few patterns on the human message, no model call.
 
     Finds names ("je m'appelle …", "my name is …"), preferences ("je préfère …"),
     "mon/ma/mes X est/sont Y" ("my X is Y") as a fact keyed X, the technical level ("je
     suis débutant", "I'm an expert") and the language (inferred from common words).
+    Adverbs ending (or starting) a value, such as "maintenant", "désormais", "aussi", "now",
+    "too" or "anymore", are left out of it.
 
     Example:
         >>> x = RuleLongTermExtractor().extract("Je m'appelle Paul et ma ville est Lille.")
@@ -417,6 +434,8 @@ class RuleLongTermExtractor:
         ville | La ville de l'utilisateur est Lille.
         >>> [(e.key, e.value, e.source) for e in x.profile]
         [('language', 'fr', 'inferred')]
+        >>> RuleLongTermExtractor().extract("Ma ville est Nantes maintenant.").facts[0].text
+        "La ville de l'utilisateur est Nantes."
     """
 
     def extract(
@@ -431,19 +450,19 @@ class RuleLongTermExtractor:
         for m in _NAME_EN.finditer(human):
             facts.append(FactCandidate(f"The user's name is {m.group(1)}.", key="name"))
         for m in _PREFER_FR.finditer(human):
-            facts.append(FactCandidate(f"L'utilisateur préfère {m.group(1)}."))
+            facts.append(FactCandidate(f"L'utilisateur préfère {_value(m.group(1))}."))
         for m in _PREFER_EN.finditer(human):
-            facts.append(FactCandidate(f"The user prefers {m.group(1)}."))
+            facts.append(FactCandidate(f"The user prefers {_value(m.group(1))}."))
         for m in _MY_FR.finditer(human):
             det = {"mon": "Le", "ma": "La", "mes": "Les"}[m.group(1).lower()]
-            what, verb, value = m.group(2), m.group(3).lower(), m.group(4)
+            what, verb, value = m.group(2), m.group(3).lower(), _value(m.group(4))
             if det == "Le" and fold(what)[:1] in "aeiouh":
                 text = f"L'{what} de l'utilisateur {verb} {value}."
             else:
                 text = f"{det} {what} de l'utilisateur {verb} {value}."
             facts.append(FactCandidate(text, key=normalize_key(what)))
         for m in _MY_EN.finditer(human):
-            what, verb, value = m.group(1), m.group(2).lower(), m.group(3)
+            what, verb, value = m.group(1), m.group(2).lower(), _value(m.group(3))
             facts.append(
                 FactCandidate(f"The user's {what} {verb} {value}.", key=normalize_key(what))
             )

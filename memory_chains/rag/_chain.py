@@ -29,18 +29,17 @@ from langchain_core.retrievers import BaseRetriever
 
 from memory_chains.errors import (
     ConfigurationError,
-    InvalidInputError,
     MemoryChainsError,
     ModelCallError,
 )
+from memory_chains.rag._entity_source import default_entity_source
 from memory_chains.rag._history import render_history
+from memory_chains.rag._validate import validate_question
 
 __all__ = ["ANSWER_TAG", "ConversationalRAG", "RAGAnswer", "build_chain"]
 
 ANSWER_TAG = "memory_chains:answer"
 """Tag carried by the answer step's model calls (filter streamed tokens with it)."""
-
-_MAX_QUESTION_CHARS = 8_000
 
 
 @dataclass(frozen=True)
@@ -102,6 +101,7 @@ def build_chain(
     memory: Any = None,
     rewriter: Any = None,
     entity_source: Any = None,
+    entity_hints: bool = True,
     qa_prompt: Any = None,
 ) -> Any:
     """Build a ``ConversationalRetrievalChain`` with our rewriter and a checked memory.
@@ -114,7 +114,13 @@ def build_chain(
         memory: a ``BaseMemory`` with keys ``question`` / ``chat_history`` / ``answer``
             (e.g. ``BufferMemory()``), or None for a chain without memory.
         rewriter: a ``QueryRewriter``; defaults to one over ``llm``.
-        entity_source: optional function question -> salient entity names for the rewriter.
+        entity_source: optional function question -> entity names for the rewriter. When
+            None, and an entity tracker is behind ``memory`` (an ``EntityMemory``, alone, in
+            a ``CombinedMemory`` or among a ``ContextMemory``'s sources), its names are used
+            (:func:`memory_chains.rewrite.entity_source`): they reach referents beyond the
+            rewriter's history window and put the asked type first.
+        entity_hints: False to give the rewriter no entity names unless ``entity_source``
+            is passed.
         qa_prompt: a prompt with ``context``, ``chat_history`` and ``question`` variables.
 
     Returns:
@@ -138,6 +144,8 @@ def build_chain(
         from memory_chains.rewrite import QueryRewriter
 
         rewriter = QueryRewriter(llm)
+    if entity_source is None and entity_hints:
+        entity_source = default_entity_source(memory)
     answer_llm = llm.with_config(tags=[ANSWER_TAG])
     # These classic classes are deprecated for removal in LangChain 2.0: wrapping them is the
     # point of this function (README, "Migrating to LangChain 1.x"), so their warnings are
@@ -179,19 +187,6 @@ def _assemble(
         return_generated_question=True,
         rephrase_question=True,
     )
-
-
-def _validate_question(question: Any) -> str:
-    if not isinstance(question, str):
-        raise InvalidInputError(f"the question must be a string, got {type(question).__name__}")
-    cleaned = question.strip()
-    if not cleaned:
-        raise InvalidInputError("the question is empty")
-    if len(cleaned) > _MAX_QUESTION_CHARS:
-        raise InvalidInputError(
-            f"the question has {len(cleaned)} characters; the limit is {_MAX_QUESTION_CHARS}"
-        )
-    return cleaned
 
 
 def _to_answer(question: str, output: dict[str, Any]) -> RAGAnswer:
@@ -259,7 +254,7 @@ class ConversationalRAG:
             InvalidInputError: the question is not a non-empty string.
             ModelCallError: the model (or retrieval) failed; memory is unchanged.
         """
-        question = _validate_question(question)
+        question = validate_question(question)
         try:
             output = self.chain.invoke(self._inputs(question))
         except Exception as exc:
@@ -268,7 +263,7 @@ class ConversationalRAG:
 
     async def aask(self, question: str) -> RAGAnswer:
         """Async twin of :meth:`ask`."""
-        question = _validate_question(question)
+        question = validate_question(question)
         try:
             output = await self.chain.ainvoke(self._inputs(question))
         except Exception as exc:
@@ -280,7 +275,7 @@ class ConversationalRAG:
 
         Only the answer step's tokens are yielded (not the rewrite's).
         """
-        question = _validate_question(question)
+        question = validate_question(question)
         output: dict[str, Any] | None = None
         try:
             async for event in self.chain.astream_events(self._inputs(question), version="v2"):

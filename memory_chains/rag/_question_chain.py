@@ -46,8 +46,8 @@ class RewriteQuestionChain(LLMChain):
 
     Args:
         rewriter: the rewriter (``QueryRewriter`` or anything with ``rewrite``/``arewrite``).
-        entity_source: optional function of the question returning salient entity names
-            (most recent first), e.g. ``EntityMemory.salient``; passed to the rewriter.
+        entity_source: optional function of the question returning entity names, best
+            first (e.g. :func:`memory_chains.rewrite.entity_source`); passed to the rewriter.
         llm: the rewriter's model (kept because ``LLMChain`` requires one; not called here).
 
     Example:

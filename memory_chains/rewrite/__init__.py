@@ -4,8 +4,9 @@ stands alone, for retrieval and answering.
 Core types: :class:`QueryRewriter` (sync :meth:`~QueryRewriter.rewrite` and async
 :meth:`~QueryRewriter.arewrite`), its frozen result :class:`RewriteResult`, the pure
 helpers :func:`analyse` (does a question need rewriting?), :func:`candidate_entities`,
-:func:`fallback_rewrite` and :func:`fuse_rankings` (reciprocal rank fusion of the rankings
-of several search queries).
+:func:`fallback_rewrite`, :func:`fuse_rankings` (reciprocal rank fusion of the rankings
+of several search queries) and :func:`entity_hints` / :func:`entity_source` (an entity
+memory's names, ordered for a follow-up, for ``rewrite(entities=...)``).
 
 Example:
     >>> rw = QueryRewriter(use_model=False)
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from memory_chains.rewrite._detect import Detection, analyse, detect_language
 from memory_chains.rewrite._entities import candidate_entities
+from memory_chains.rewrite._entity_hints import entity_hints, entity_source, question_type
 from memory_chains.rewrite._fallback import fallback_rewrite
 from memory_chains.rewrite._fusion import fuse_rankings
 from memory_chains.rewrite._rewriter import QueryRewriter, RewriteResult
@@ -31,6 +33,9 @@ __all__ = [
     "analyse",
     "candidate_entities",
     "detect_language",
+    "entity_hints",
+    "entity_source",
     "fallback_rewrite",
     "fuse_rankings",
+    "question_type",
 ]

@@ -29,7 +29,9 @@ _COMMON = _words(
     did it its they them their this that these those he she his her for with in on to can
     could should would i you we my your yes no hello thanks sure also but so then if there
     here yes please ok okay après avant depuis pendant entre selon sinon aujourd'hui demain
-    hier
+    hier ma mon mes ta ton tes notre nos votre vos deux trois quatre belle bon bonne
+    excellent excellente pensez compare comparez parlez voici good great up lovely very
+    tell i'm we're it's we'll se ça
     """
 )
 _UNITS = _words(
@@ -41,7 +43,7 @@ _MAX_TOKENS = 6
 
 
 def _is_name_token(tok: str) -> bool:
-    if tok.lower() in _UNITS or tok[:1].isdigit():
+    if tok.lower() in _UNITS or tok[:1].isdigit() or tok.endswith("'"):
         return False
     return tok[:1].isupper() or (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))
 
@@ -53,7 +55,9 @@ def _names_in(text: str) -> list[str]:
     while i < len(toks):
         tok = toks[i]
         sentence_start = i == 0 or toks[i - 1] in {".", "!", "?", ":", "«", '"'}
-        if not _is_name_token(tok) or (sentence_start and tok.lower() in _COMMON):
+        # A capitalised verb opening a sentence ("Parlez-moi", "Avez-vous") is no name.
+        opener = sentence_start and (tok.lower() in _COMMON or "-" in tok)
+        if not _is_name_token(tok) or opener:
             i += 1
             continue
         run = [tok]
@@ -84,7 +88,7 @@ def _names_in(text: str) -> list[str]:
 def candidate_entities(
     turns: Sequence[Turn], hints: Iterable[str] = (), limit: int = 6
 ) -> tuple[str, ...]:
-    """Names mentioned in ``turns``, most recent first, after the caller's ``hints``.
+    """Names mentioned in ``turns``, most recent first, then the caller's ``hints``.
 
     A name contained in one already listed ("XPS 15" after "Dell XPS 15") is skipped; a
     longer name containing one already listed takes its place.
@@ -106,11 +110,13 @@ def candidate_entities(
                 return
         found.append(name)
 
-    for hint in hints:
-        if hint.strip():
-            add(" ".join(hint.split()))
     for _, text in reversed(turns):
         # Within a turn, the last mention is the most recent one.
         for name in reversed(_names_in(text)):
             add(name)
+    # The caller's hints (an entity memory) come after what the history shows: they reach
+    # referents that left the window, but ahead of the history they drown the recent ones.
+    for hint in hints:
+        if hint.strip():
+            add(" ".join(hint.split()))
     return tuple(found[:limit])

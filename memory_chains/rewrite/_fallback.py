@@ -19,7 +19,11 @@ from memory_chains.rewrite._history import Turn
 _PERSON = re.compile(r"^[A-Z][\w'.-]*(\s+[A-Z][\w'.-]*){1,3}$")
 _EN_PERSON_PRONOUN = re.compile(r"\b(he|she|him|his|her)\b", re.IGNORECASE)
 _EN_AFTER_OBJECT = re.compile(r"^\s*($|[.?!,]|(to|in|on|at|for|with|and|from|about)\b)", re.I)
-_FR_POSSESSIVE = re.compile(r"\b(sa|son|ses)\s+([\wà-ÿ'-]+)", re.IGNORECASE)
+_FR_POSSESSIVE = re.compile(
+    r"\b(sa|son|ses)\s+([\wà-ÿ'-]+(?:\s+[a-zà-ÿ]+(?:ique|iques|ale|ales|elle|elles|ive|ives|"
+    r"aire|aires|ée|ées))?)\b",
+    re.IGNORECASE,
+)
 _FR_INVERTED = re.compile(r"-(t-)?(il|elle)\b", re.IGNORECASE)
 _FR_SUBJECT = re.compile(r"\b(il|elle)\b(?!\s+(y\s+a|faut|pleut)\b)", re.IGNORECASE)
 _FR_THERE = re.compile(r"\blà-bas\b", re.IGNORECASE)
@@ -63,7 +67,8 @@ def _substitute(question: str, name: str) -> str | None:
                 if det == "ses"
                 else ("l'" if _VOWEL.match(noun) else ("la " if det == "sa" else "le "))
             )
-            return question[: m.start()] + f"{article}{noun} de {name}" + question[m.end() :]
+            of = f"d'{name}" if _VOWEL.match(name) else f"de {name}"
+            return question[: m.start()] + f"{article}{noun} {of}" + question[m.end() :]
         m = _FR_INVERTED.search(question)
         if m:
             return question[: m.start()] + f" {name}" + question[m.end() :]

@@ -5,20 +5,28 @@ The pipeline is pure except for one model call:
 1. :func:`~memory_chains.rewrite._detect.analyse` decides whether the question depends on
    the conversation; a standalone question (or an empty history) comes back unchanged with
    no model call.
-2. Candidate referents are extracted from the history (plus the caller's entity hints) and
-   the few-shot prompt is built (:mod:`memory_chains.rewrite._prompt`).
-3. The model answers JSON; :mod:`memory_chains.rewrite._validate` repairs and checks it.
-   A rejected answer or a failed call falls back to a deterministic expansion of the
-   question with the most recent referent, and the reason is kept in ``error``.
+2. Candidate referents are extracted from the history (plus the caller's entity hints,
+   e.g. from an entity memory, which come first).
+3. With ``strategy="choice"`` (the default), what rules can decide is decided without a
+   model (:mod:`memory_chains.rewrite._template`: an elliptic variant of a standalone
+   previous question, an ordinal over a listed pair, a single candidate); otherwise the
+   model only *chooses* the referent among the candidates (:mod:`._choice`, a JSON ``enum``:
+   a few output tokens, no invented name) and the question is written by the template.
+   When there is no candidate, or the model answers "none", the free rewrite runs.
+4. The free rewrite (the only step with ``strategy="free"``): a few-shot prompt
+   (:mod:`memory_chains.rewrite._prompt`), JSON answer repaired and checked by
+   :mod:`memory_chains.rewrite._validate`. A rejected answer or a failed call falls back to
+   a deterministic expansion of the question, and the reason is kept in ``error``.
 
-:meth:`QueryRewriter.rewrite` and :meth:`QueryRewriter.arewrite` share everything but the
-model call line.
+The steps are one generator (:meth:`QueryRewriter._steps`) that yields the model calls it
+needs; :meth:`QueryRewriter.rewrite` and :meth:`QueryRewriter.arewrite` only differ in how
+they make those calls.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,19 +35,28 @@ from langchain_core.messages import BaseMessage
 
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.evaluation.metrics import fold, tokens
+from memory_chains.rewrite._choice import build_choice_messages, choice_format, parse_choice
 from memory_chains.rewrite._detect import Detection, analyse
 from memory_chains.rewrite._ellipsis import complete_ellipsis, ellipsis_focus
 from memory_chains.rewrite._entities import candidate_entities
-from memory_chains.rewrite._fallback import fallback_rewrite
+from memory_chains.rewrite._fallback import _names_own_subject, fallback_rewrite
 from memory_chains.rewrite._history import Turn, normalise_history
 from memory_chains.rewrite._prompt import RESPONSE_FORMAT, build_messages
+from memory_chains.rewrite._template import (
+    ellipsis_rewrite,
+    focus_name,
+    ordinal_referent,
+    template_rewrite,
+)
 from memory_chains.rewrite._validate import check_rewrite, parse_answer
 
 __all__ = ["QueryRewriter", "RewriteResult"]
 
-Method = Literal["unchanged", "model", "fallback"]
+Method = Literal["unchanged", "template", "model", "fallback"]
+Strategy = Literal["choice", "free"]
 
 _MAX_NEW_TOKENS = 80
+_MAX_CHOICE_TOKENS = 32
 # Words a rewrite may add without naming anything ("Quel est le …", "What is the …").
 _FILLER = frozenset(
     (
@@ -79,12 +96,16 @@ class RewriteResult:
     Attributes:
         original: the question as asked.
         standalone: the question to use for retrieval and answering.
-        method: ``"unchanged"`` (already standalone, no model call), ``"model"`` (the
-            model's rewrite passed validation) or ``"fallback"`` (deterministic expansion).
+        method: ``"unchanged"`` (already standalone, no model call), ``"template"``
+            (written by rules, no model call), ``"model"`` (the model chose the referent or
+            its rewrite passed validation) or ``"fallback"`` (deterministic expansion after
+            a rejected answer, a failed call, or with ``use_model=False``).
         queries: search queries for retrieval; the first is ``standalone``.
-        model_calls: number of model calls made (0 or 1).
+        model_calls: number of model calls made (0, 1 or 2).
         latency_s: wall-clock seconds spent in the rewrite.
         error: why the model's output was rejected or the call failed, else ``None``.
+        output_tokens: tokens the model generated over all calls (0 when the model does
+            not report usage).
 
     Example:
         >>> r = RewriteResult("Et X ?", "Et X ?", "unchanged", ("Et X ?",), 0, 0.0)
@@ -99,6 +120,31 @@ class RewriteResult:
     model_calls: int
     latency_s: float
     error: str | None = None
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One model call the steps need: messages and per-call options."""
+
+    messages: list[BaseMessage]
+    options: dict[str, Any]
+
+
+_Reply = BaseMessage | BaseException
+
+
+@dataclass
+class _Usage:
+    calls: int = 0
+    output_tokens: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, reply: _Reply) -> None:
+        self.calls += 1
+        usage = getattr(reply, "usage_metadata", None)
+        if usage:
+            self.output_tokens += int(usage.get("output_tokens", 0))
 
 
 @dataclass(frozen=True)
@@ -108,7 +154,6 @@ class _Plan:
     turns: tuple[Turn, ...]
     candidates: tuple[str, ...]
     started: float
-    messages: list[BaseMessage] = field(default_factory=list)
 
 
 class QueryRewriter:
@@ -123,18 +168,22 @@ class QueryRewriter:
             expanded with the most recent referent.
         use_model: ``False`` never calls a model (deterministic fallback only).
         language_hint: ``"fr"`` or ``"en"`` to skip language detection.
+        strategy: ``"choice"`` (rules first, then the model picks the referent among the
+            candidates, then the free rewrite if it picks none) or ``"free"`` (the model
+            always writes the whole question; one call, more output tokens).
 
     Raises:
         InvalidInputError: an argument is out of range.
 
     Example:
         >>> from memory_chains.testing import ScriptedChatModel
-        >>> llm = ScriptedChatModel(replies=['{"referent": "Dell XPS 15", '
-        ...     '"question": "Quelle est la garantie du Dell XPS 15 ?"}'])
+        >>> llm = ScriptedChatModel(replies=['{"referent": "Dell XPS 15"}'])
         >>> rw = QueryRewriter(llm)
-        >>> history = [("human", "Je regarde le Dell XPS 15."), ("ai", "Bon choix.")]
-        >>> rw.rewrite("Quelle est sa garantie ?", history).standalone
-        'Quelle est la garantie du Dell XPS 15 ?'
+        >>> history = [("human", "Je regarde le Dell XPS 15 et le HP Pavilion 14."),
+        ...            ("ai", "Bon choix.")]
+        >>> r = rw.rewrite("Quelle est sa garantie ?", history)
+        >>> r.standalone, r.method, r.model_calls
+        ('Quelle est la garantie de Dell XPS 15 ?', 'model', 1)
         >>> rw.rewrite("Quel est le prix du Lenovo ThinkPad X1 ?", history).model_calls
         0
     """
@@ -147,6 +196,7 @@ class QueryRewriter:
         n_queries: int = 1,
         use_model: bool = True,
         language_hint: str | None = None,
+        strategy: Strategy = "choice",
     ) -> None:
         if max_history_turns < 1:
             raise InvalidInputError(f"max_history_turns must be >= 1, got {max_history_turns}")
@@ -154,12 +204,14 @@ class QueryRewriter:
             raise InvalidInputError(f"n_queries must be 1, 2 or 3, got {n_queries}")
         if language_hint not in (None, "fr", "en"):
             raise InvalidInputError(f"language_hint must be 'fr', 'en' or None: {language_hint!r}")
+        if strategy not in ("choice", "free"):
+            raise InvalidInputError(f"strategy must be 'choice' or 'free', got {strategy!r}")
+        self.strategy: Strategy = strategy
         self._llm = llm
         self.max_history_turns = max_history_turns
         self.n_queries = n_queries
         self.use_model = use_model
         self.language_hint = language_hint
-        self._bound: Any = None
 
     def rewrite(
         self, question: str, history: Iterable[Any] | None, *, entities: Sequence[str] = ()
@@ -174,11 +226,19 @@ class QueryRewriter:
         plan = self._plan(question, history, entities)
         if isinstance(plan, RewriteResult):
             return plan
+        steps = self._steps(plan)
         try:
-            message = self._model().invoke(plan.messages)
-        except Exception as exc:  # a failed call falls back, its reason kept in `error`
-            return self._finish(plan, None, exc)
-        return self._finish(plan, message, None)
+            call = next(steps)
+            while True:
+                reply: _Reply
+                try:
+                    reply = self._model().invoke(call.messages, **call.options)
+                except Exception as exc:  # a failed call falls back, its reason in `error`
+                    reply = exc
+                call = steps.send(reply)
+        except StopIteration as done:
+            result: RewriteResult = done.value
+            return result
 
     async def arewrite(
         self, question: str, history: Iterable[Any] | None, *, entities: Sequence[str] = ()
@@ -187,11 +247,19 @@ class QueryRewriter:
         plan = self._plan(question, history, entities)
         if isinstance(plan, RewriteResult):
             return plan
+        steps = self._steps(plan)
         try:
-            message = await self._model().ainvoke(plan.messages)
-        except Exception as exc:  # a failed call falls back, its reason kept in `error`
-            return self._finish(plan, None, exc)
-        return self._finish(plan, message, None)
+            call = next(steps)
+            while True:
+                reply: _Reply
+                try:
+                    reply = await self._model().ainvoke(call.messages, **call.options)
+                except Exception as exc:  # a failed call falls back, its reason in `error`
+                    reply = exc
+                call = steps.send(reply)
+        except StopIteration as done:
+            result: RewriteResult = done.value
+            return result
 
     # -- pure steps ----------------------------------------------------------------------
 
@@ -219,33 +287,97 @@ class QueryRewriter:
         plan = _Plan(question, detection, turns, candidates, started)
         if not self.use_model:
             return self._result(plan, fallback_rewrite(question, candidates, turns), "fallback")
-        return _Plan(
-            question,
-            detection,
-            turns,
-            candidates,
-            started,
-            build_messages(question, turns, candidates),
-        )
+        return plan
 
-    def _finish(
-        self, plan: _Plan, message: BaseMessage | None, exc: BaseException | None
-    ) -> RewriteResult:
+    def _decide(self, plan: _Plan) -> str | None:
+        """The standalone question when rules settle it without a model, else None."""
+        completed = ellipsis_rewrite(plan.question, plan.turns, plan.candidates)
+        if completed is not None:
+            return completed
+        ordinal = ordinal_referent(plan.question, plan.turns, plan.candidates)
+        if ordinal:
+            return template_rewrite(plan.question, ordinal)
+        usable = self._usable(plan)
+        if len(usable) == 1 and self._topical(plan, usable[0]) and not _names_itself(plan):
+            return template_rewrite(plan.question, usable[0])
+        return None
+
+    @staticmethod
+    def _topical(plan: _Plan, name: str) -> bool:
+        """True for a name the user brought up, or a product-like name (with a digit).
+
+        A lone name only from the assistant ("avec Camille", "en France") is often not what
+        the follow-up is about: the model checks it (and may answer "none").
+        """
+        if any(ch.isdigit() for ch in name):
+            return True
+        folded = fold(name)
+        return any(role == "user" and folded in fold(text) for role, text in plan.turns)
+
+    @staticmethod
+    def _usable(plan: _Plan) -> list[str]:
+        """Candidates the question does not already name."""
+        folded = fold(plan.question)
+        return [c for c in plan.candidates if fold(c) not in folded]
+
+    def _steps(self, plan: _Plan) -> Generator[_Call, _Reply, RewriteResult]:
+        """The rewrite as a sequence of model calls (yielded) and pure decisions."""
+        usage = _Usage()
+        if self.strategy == "choice":
+            decided = self._decide(plan)
+            if decided is not None:
+                return self._result(plan, decided, "template")
+            usable = self._usable(plan)
+            if usable and not _names_itself(plan):
+                reply = yield _Call(
+                    build_choice_messages(plan.question, plan.turns, usable),
+                    {
+                        "response_format": choice_format(usable),
+                        "temperature": 0.0,
+                        "max_tokens": _MAX_CHOICE_TOKENS,
+                    },
+                )
+                usage.count(reply)
+                if isinstance(reply, BaseException):
+                    error = f"model call failed: {type(reply).__name__}: {reply}"
+                    fallback = fallback_rewrite(plan.question, plan.candidates, plan.turns)
+                    return self._result(plan, fallback, "fallback", usage=usage, error=error)
+                raw = _text(reply)
+                try:
+                    referent = parse_choice(raw, usable)
+                except MalformedOutputError as bad:
+                    referent = ""
+                    usage.notes.append(f"{bad}: {raw[:120]!r}")
+                if referent:
+                    standalone = template_rewrite(plan.question, referent)
+                    return self._result(plan, standalone, "model", usage=usage)
+                usage.notes.append("the model chose no candidate: free rewrite")
+        reply = yield _Call(
+            build_messages(plan.question, plan.turns, plan.candidates),
+            {
+                "response_format": RESPONSE_FORMAT,
+                "temperature": 0.0,
+                "max_tokens": _MAX_NEW_TOKENS,
+            },
+        )
+        usage.count(reply)
+        return self._finish(plan, reply, usage)
+
+    def _finish(self, plan: _Plan, reply: _Reply, usage: _Usage) -> RewriteResult:
         fallback = fallback_rewrite(plan.question, plan.candidates, plan.turns)
-        if exc is not None:
-            error = f"model call failed: {type(exc).__name__}: {exc}"
-            return self._result(plan, fallback, "fallback", calls=1, error=error)
-        assert message is not None
-        raw = message.text if isinstance(message.text, str) else str(message.content)
+        if isinstance(reply, BaseException):
+            error = f"model call failed: {type(reply).__name__}: {reply}"
+            return self._result(plan, fallback, "fallback", usage=usage, error=error)
+        raw = _text(reply)
         try:
             referent, rewrite = parse_answer(raw)
         except MalformedOutputError as bad:
             error = f"{bad}: {raw[:200]!r}"
-            return self._result(plan, fallback, "fallback", calls=1, error=error)
+            return self._result(plan, fallback, "fallback", usage=usage, error=error)
         rewrite = " ".join(rewrite.split())
         problem = check_rewrite(rewrite, plan.question, plan.detection, plan.turns)
         if problem is None or problem.startswith("rewrite lost"):
-            completed = self._complete_ellipsis(plan, referent, rewrite)
+            completed = self._complete_ellipsis(plan, referent, rewrite, usage)
             if completed is not None:
                 return completed
         if problem is None and self._unresolved(plan, rewrite):
@@ -254,7 +386,7 @@ class QueryRewriter:
                 candidates = (referent, *plan.candidates)
                 repaired = fallback_rewrite(plan.question, candidates, plan.turns)
                 error = f"the model copied the question; its referent {referent!r} was used"
-                return self._result(plan, repaired, "fallback", calls=1, error=error)
+                return self._result(plan, repaired, "fallback", usage=usage, error=error)
             problem = "the model left the reference unresolved"
         if problem is not None:
             error = f"{problem}: {rewrite[:200]!r}"
@@ -262,10 +394,12 @@ class QueryRewriter:
                 # The model's referent is usually right even when its question is not.
                 candidates = (referent, *plan.candidates)
                 fallback = fallback_rewrite(plan.question, candidates, plan.turns)
-            return self._result(plan, fallback, "fallback", calls=1, error=error)
-        return self._result(plan, rewrite, "model", calls=1)
+            return self._result(plan, fallback, "fallback", usage=usage, error=error)
+        return self._result(plan, rewrite, "model", usage=usage)
 
-    def _complete_ellipsis(self, plan: _Plan, referent: str, rewrite: str) -> RewriteResult | None:
+    def _complete_ellipsis(
+        self, plan: _Plan, referent: str, rewrite: str, usage: _Usage
+    ) -> RewriteResult | None:
         """Repair an elliptic follow-up whose rewrite dropped its new constituent.
 
         The model tends to return the previous question made standalone: when that rewrite
@@ -273,7 +407,7 @@ class QueryRewriter:
         to it (see :mod:`memory_chains.rewrite._ellipsis`); otherwise the fallback decides.
         """
         focus = ellipsis_focus(plan.question)
-        if focus is None or fold(focus[1]) in fold(rewrite):
+        if focus is None or fold(focus_name(focus[1]) or focus[1]) in fold(rewrite):
             return None
         last_user = next((text for role, text in reversed(plan.turns) if role == "user"), "")
         if not last_user:
@@ -287,7 +421,7 @@ class QueryRewriter:
         if completed is None:
             return None
         note = f"elliptic question completed from the model's rewrite {rewrite[:120]!r}"
-        return self._result(plan, completed, "model", calls=1, error=note)
+        return self._result(plan, completed, "model", usage=usage, note=note)
 
     @staticmethod
     def _grounded(plan: _Plan, referent: str) -> bool:
@@ -315,17 +449,21 @@ class QueryRewriter:
         standalone: str,
         method: Method,
         *,
-        calls: int = 0,
+        usage: _Usage | None = None,
         error: str | None = None,
+        note: str | None = None,
     ) -> RewriteResult:
+        usage = usage or _Usage()
+        notes = [*usage.notes, *(x for x in (error, note) if x)]
         return RewriteResult(
             original=plan.question,
             standalone=standalone,
             method=method,
             queries=self._queries(plan, standalone),
-            model_calls=calls,
+            model_calls=usage.calls,
             latency_s=time.perf_counter() - plan.started,
-            error=error,
+            error="; ".join(notes) or None,
+            output_tokens=usage.output_tokens,
         )
 
     def _queries(self, plan: _Plan, standalone: str) -> tuple[str, ...]:
@@ -340,12 +478,23 @@ class QueryRewriter:
     # -- the model -----------------------------------------------------------------------
 
     def _model(self) -> Any:
-        if self._bound is None:
-            if self._llm is None:
-                from memory_chains.providers import get_chat_model
+        if self._llm is None:
+            from memory_chains.providers import get_chat_model
 
-                self._llm = get_chat_model(temperature=0.0, max_tokens=_MAX_NEW_TOKENS)
-            self._bound = self._llm.bind(
-                response_format=RESPONSE_FORMAT, temperature=0.0, max_tokens=_MAX_NEW_TOKENS
-            )
-        return self._bound
+            self._llm = get_chat_model(temperature=0.0, max_tokens=_MAX_NEW_TOKENS)
+        return self._llm
+
+
+def _names_itself(plan: _Plan) -> bool:
+    """True for an elliptic question naming its own subject ("Et celle du Lenovo ?").
+
+    What it lacks is what was asked before, which no candidate name supplies: neither a
+    template with another candidate nor the model's choice of one can write it.
+    """
+    return ellipsis_focus(plan.question) is not None and _names_own_subject(
+        plan.question, plan.candidates
+    )
+
+
+def _text(message: BaseMessage) -> str:
+    return message.text if isinstance(message.text, str) else str(message.content)

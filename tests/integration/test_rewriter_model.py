@@ -71,7 +71,10 @@ def test_demo_follow_ups_name_their_referent(
     rewriter: QueryRewriter, history: list[tuple[str, str]], question: str, mentions: list[str]
 ) -> None:
     result = rewriter.rewrite(question, history)
-    assert result.model_calls == 1
+    # Rules settle some of them without the model ("template"); the others take one call
+    # (the referent choice) or two (choice, then the free rewrite).
+    assert result.method in ("template", "model"), (result.method, result.error)
+    assert result.model_calls <= 2
     folded = fold(result.standalone)
     assert all(m in folded for m in mentions), (result.standalone, result.error)
     assert fold(result.standalone) != fold(question)
@@ -89,3 +92,15 @@ async def test_async_rewrite_with_the_real_model(rewriter: QueryRewriter) -> Non
     history, question, mentions = DEMOS[1]
     result = await rewriter.arewrite(question, history)
     assert all(m in fold(result.standalone) for m in mentions), (result.standalone, result.error)
+
+
+def test_the_model_picks_a_referent_two_exchanges_back(rewriter: QueryRewriter) -> None:
+    history = [
+        ("user", "Je regarde le Lenovo ThinkPad X1 Carbon pour le travail."),
+        ("assistant", "C'est un ultraportable très léger."),
+        ("user", "Vous livrez à Marseille ?"),
+        ("assistant", "Oui, avec Chronopost en 48 heures."),
+    ]
+    result = rewriter.rewrite("Quelle est sa garantie ?", history)
+    assert result.model_calls == 1 and result.output_tokens <= 20, result
+    assert "thinkpad" in fold(result.standalone), (result.standalone, result.error)

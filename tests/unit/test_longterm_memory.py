@@ -219,6 +219,28 @@ def test_rule_extractor_without_model() -> None:
     assert RuleLongTermExtractor().extract("Merci, bonne journée").facts == ()
 
 
+TITLE = "Maintenant ou jamais."
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Ma ville est Nantes maintenant.", "La ville de l'utilisateur est Nantes."),
+        ("Ma ville est désormais Nantes.", "La ville de l'utilisateur est Nantes."),
+        ("Mes enfants sont grands, à présent !", "Les enfants de l'utilisateur sont grands."),
+        ("Je préfère le thé aussi maintenant.", "L'utilisateur préfère le thé."),
+        ("My city is Berlin now.", "The user's city is Berlin."),
+        ("My favourite sport is tennis too.", "The user's favourite sport is tennis."),
+        ("My city is not Paris anymore.", "The user's city is not Paris."),
+        # a capitalised title is a name, and a value that is only an adverb stays
+        ("Mon film est Maintenant ou jamais.", "Le film de l'utilisateur est " + TITLE),
+        ("Ma réponse est maintenant.", "La réponse de l'utilisateur est maintenant."),
+    ],
+)
+def test_rules_leave_time_and_additive_adverbs_out_of_values(said: str, kept: str) -> None:
+    assert [f.text for f in RuleLongTermExtractor().extract(said).facts] == [kept]
+
+
 async def test_aobserve_shares_the_logic_and_uses_ainvoke() -> None:
     model = ScriptedChatModel(replies=[answer([LEVEL], [PILATES])])
     mem = memory(model)

@@ -13,14 +13,18 @@ import memory_chains
 
 PACKAGES = [
     "memory_chains",
+    "memory_chains.context",
     "memory_chains.entities",
     "memory_chains.errors",
     "memory_chains.knowledge",
+    "memory_chains.langchain_v1",
     "memory_chains.longterm",
     "memory_chains.memory",
+    "memory_chains.metrics",
     "memory_chains.privacy",
     "memory_chains.providers",
     "memory_chains.rag",
+    "memory_chains.recall",
     "memory_chains.rewrite",
     "memory_chains.sessions",
     "memory_chains.stores",
@@ -72,3 +76,33 @@ def test_cli_help_imports_no_heavy_module() -> None:
         "numpy",
     }
     assert not heavy & loaded
+
+
+def test_top_level_exports_the_adapters_and_the_topic_tracker() -> None:
+    from memory_chains.context import TopicTracker
+    from memory_chains.langchain_v1 import history_aware_retriever, make_retrieval_tool
+
+    assert memory_chains.TopicTracker is TopicTracker
+    assert memory_chains.history_aware_retriever is history_aware_retriever
+    assert memory_chains.make_retrieval_tool is make_retrieval_tool
+    assert {"TopicTracker", "history_aware_retriever", "make_retrieval_tool"} <= set(
+        memory_chains.__all__
+    )
+
+
+def test_tuned_defaults_cite_the_commands_that_measure_them() -> None:
+    import inspect
+
+    from memory_chains.cli import build_parser
+    from memory_chains.context import _topic
+    from memory_chains.recall import RecallConfig
+
+    source = inspect.getsource(_topic)
+    block = source[: source.index("DEFAULT_SIMILARITY_THRESHOLD =")].rsplit("\n\n", 1)[-1]
+    comment = " ".join(line.lstrip("#: ") for line in block.splitlines())
+    assert "memory-chains eval topics --embeddings" in comment and "README" not in comment
+    doc = RecallConfig.__doc__ or ""
+    assert "memory-chains eval locomo --dataset" in doc and "README" not in doc
+    parser = build_parser()  # the cited commands and options exist
+    assert parser.parse_args(["eval", "topics", "--embeddings"]).embeddings
+    assert parser.parse_args(["eval", "locomo", "--dataset", "x.json"]).dataset.name == "x.json"

@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
-from pydantic import Field
 
 from memory_chains.errors import ConfigurationError, InvalidInputError, ModelCallError
 from memory_chains.rag import ConversationalRAG, RAGAnswer, build_chain
 from memory_chains.testing import ScriptedChatModel
 
-
-class RecordingRetriever(BaseRetriever):
-    """Returns one document per query and records the queries it was given."""
-
-    queries: list[str] = Field(default_factory=list)
-
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
-    ) -> list[Document]:
-        self.queries.append(query)
-        return [Document(page_content=f"doc for {query}", metadata={"source": "kb.md"})]
-
-
-@dataclass
-class Rewrite:
-    standalone: str
-
-
-class RecordingRewriter:
-    """Appends a marker to follow-ups and records the history it was given."""
-
-    def __init__(self) -> None:
-        self.histories: list[Any] = []
-
-    def rewrite(self, question: str, history: Any, *, entities: Any = ()) -> Rewrite:
-        self.histories.append(history)
-        return Rewrite(f"{question} [rewritten]")
-
-    async def arewrite(self, question: str, history: Any, *, entities: Any = ()) -> Rewrite:
-        return self.rewrite(question, history, entities=entities)
+from ._fakes import RecordingRetriever, RecordingRewriter
 
 
 def buffer_memory(**kwargs: Any) -> Any:
@@ -150,3 +116,51 @@ async def test_async_ask_matches_sync() -> None:
     answer = await rag.aask("Et le second ?")
     assert answer.rewritten.endswith("[rewritten]")
     assert len(rag.history()) == 4
+
+
+# -- entity names for the rewriter -------------------------------------------------------
+
+
+def _tracker_with_two_entities() -> Any:
+    from memory_chains.entities import EntityTracker, RuleEntityExtractor
+
+    tracker = EntityTracker(RuleEntityExtractor(use_spacy=False))
+    tracker.observe("Je regarde le Dell XPS 15.", "Bon choix.")
+    tracker.observe("Vous livrez à Marseille ?", "Oui, avec Chronopost.")
+    return tracker
+
+
+def _combined_memory(tracker: Any) -> Any:
+    from langchain_classic.memory import CombinedMemory
+
+    from memory_chains.entities import EntityMemory
+
+    return CombinedMemory(
+        memories=[buffer_memory(input_key="question"), EntityMemory(tracker=tracker)]
+    )
+
+
+def _context_memory(tracker: Any) -> Any:
+    from memory_chains.context import ContextBuilder, ContextMemory, EntitySource
+
+    return ContextMemory(builder=ContextBuilder([EntitySource(tracker)], 100, len))
+
+
+@pytest.mark.parametrize("shape", [_combined_memory, _context_memory])
+def test_entity_names_come_from_the_tracker_behind_the_memory(shape: Any) -> None:
+    memory = shape(_tracker_with_two_entities())
+    llm = ScriptedChatModel()
+    chain = build_chain(RecordingRetriever(), llm=llm, memory=memory, rewriter=RecordingRewriter())
+    source = chain.question_generator.entity_source
+    assert source is not None
+    # rewrite.entity_source's order: the asked type (a product) first, not the most recent
+    assert source("Quelle est sa garantie ?")[0] == "Dell XPS 15"
+
+    off = build_chain(
+        RecordingRetriever(),
+        llm=llm,
+        memory=memory,
+        rewriter=RecordingRewriter(),
+        entity_hints=False,
+    )
+    assert off.question_generator.entity_source is None

@@ -1,7 +1,9 @@
-"""QueryRewriter logic with a scripted model: skipping, repairing, rejecting, falling back."""
+"""QueryRewriter's free rewrite with a scripted model: skipping, repairing, rejecting, falling
+back."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -10,6 +12,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from memory_chains.errors import InvalidInputError, ModelCallError
 from memory_chains.rewrite import QueryRewriter, RewriteResult, fallback_rewrite
 from memory_chains.testing import ScriptedChatModel
+
+# These tests cover the free rewrite (the model writes the whole question);
+# tests/unit/test_rewrite_choice.py covers the default "choice" strategy.
+FreeRewriter = functools.partial(QueryRewriter, strategy="free")
 
 HISTORY = [
     ("human", "Je cherche un portable pour jouer."),
@@ -27,7 +33,7 @@ def answer(payload: dict[str, str]) -> str:
 
 def test_standalone_question_makes_no_model_call() -> None:
     llm = ScriptedChatModel(replies=[answer(GOOD)])
-    result = QueryRewriter(llm).rewrite("Quel est le prix du Dell XPS 15 ?", HISTORY)
+    result = FreeRewriter(llm).rewrite("Quel est le prix du Dell XPS 15 ?", HISTORY)
     assert result.method == "unchanged"
     assert result.standalone == "Quel est le prix du Dell XPS 15 ?"
     assert result.model_calls == 0 and result.error is None
@@ -46,19 +52,19 @@ def test_standalone_question_makes_no_model_call() -> None:
 )
 def test_topic_changes_stay_unchanged(question: str) -> None:
     llm = ScriptedChatModel()
-    result = QueryRewriter(llm).rewrite(question, HISTORY)
+    result = FreeRewriter(llm).rewrite(question, HISTORY)
     assert (result.method, result.standalone, len(llm.calls)) == ("unchanged", question, 0)
 
 
 def test_empty_history_makes_no_model_call() -> None:
     llm = ScriptedChatModel()
-    result = QueryRewriter(llm).rewrite("Et la carte graphique ?", [])
+    result = FreeRewriter(llm).rewrite("Et la carte graphique ?", [])
     assert result.method == "unchanged" and llm.calls == []
 
 
 def test_follow_up_uses_the_model_rewrite() -> None:
     llm = ScriptedChatModel(replies=[answer(GOOD)])
-    result = QueryRewriter(llm).rewrite("Et la carte graphique ?", HISTORY)
+    result = FreeRewriter(llm).rewrite("Et la carte graphique ?", HISTORY)
     assert result.method == "model"
     assert result.standalone == GOOD["question"]
     assert result.queries[0] == result.standalone
@@ -68,7 +74,7 @@ def test_follow_up_uses_the_model_rewrite() -> None:
 
 def test_prompt_has_fixed_prefix_and_candidates() -> None:
     llm = ScriptedChatModel(replies=[answer(GOOD), answer(GOOD)])
-    rw = QueryRewriter(llm)
+    rw = FreeRewriter(llm)
     rw.rewrite("Et la carte graphique ?", HISTORY)
     rw.rewrite("Et sa garantie ?", [("user", "Le Dell XPS 15 est-il léger ?"), ("ai", "Oui.")])
     first, second = llm.calls
@@ -79,10 +85,12 @@ def test_prompt_has_fixed_prefix_and_candidates() -> None:
     assert "Dell XPS 15" in second[-1].content
 
 
-def test_entities_hint_comes_first_in_the_prompt() -> None:
+def test_entity_hints_follow_the_names_of_the_history() -> None:
+    # An entity memory reaches names that left the window; the recent ones stay first
+    # (`memory-chains eval rewrite --set far --entities rules`: hints first drowned them).
     llm = ScriptedChatModel(replies=[answer(GOOD)])
-    QueryRewriter(llm).rewrite("Et la carte graphique ?", HISTORY, entities=["MSI Katana 15"])
-    assert "Entities: MSI Katana 15; ASUS ROG Strix G15" in llm.calls[0][-1].content
+    FreeRewriter(llm).rewrite("Et la carte graphique ?", HISTORY, entities=["MSI Katana 15"])
+    assert "Entities: ASUS ROG Strix G15; MSI Katana 15" in llm.calls[0][-1].content
 
 
 @pytest.mark.parametrize(
@@ -96,7 +104,7 @@ def test_entities_hint_comes_first_in_the_prompt() -> None:
     ],
 )
 def test_malformed_answers_are_repaired(raw: str) -> None:
-    result = QueryRewriter(ScriptedChatModel(replies=[raw])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[raw])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "model", result.error
@@ -105,7 +113,7 @@ def test_malformed_answers_are_repaired(raw: str) -> None:
 
 def test_unrepairable_json_falls_back_with_error() -> None:
     llm = ScriptedChatModel(replies=['{"referent": "ASUS", "question": '])
-    result = QueryRewriter(llm).rewrite("Et la carte graphique ?", HISTORY)
+    result = FreeRewriter(llm).rewrite("Et la carte graphique ?", HISTORY)
     assert result.method == "fallback"
     assert result.standalone == "Et la carte graphique ? (ASUS ROG Strix G15)"
     assert result.error is not None and "JSON" in result.error
@@ -116,7 +124,7 @@ def test_answer_instead_of_question_is_rejected() -> None:
     reply = answer(
         {"referent": "ASUS ROG Strix G15", "question": "L'ASUS ROG Strix G15 a une RTX 4070."}
     )
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "fallback"
@@ -129,7 +137,7 @@ def test_invented_facts_are_rejected() -> None:
     reply = answer(
         {"referent": "", "question": "La carte graphique de 8 Go de l'ASUS ROG Strix G15 ?"}
     )
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "fallback" and "facts" in (result.error or "")
@@ -139,7 +147,7 @@ def test_language_switch_is_rejected() -> None:
     reply = answer(
         {"referent": "", "question": "What is the graphics card of the ASUS ROG Strix G15?"}
     )
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "fallback" and "language" in (result.error or "")
@@ -147,7 +155,7 @@ def test_language_switch_is_rejected() -> None:
 
 def test_lost_focus_words_are_rejected() -> None:
     reply = answer({"referent": "", "question": "Quel est le prix de l'ASUS ROG Strix G15 ?"})
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "fallback" and "focus" in (result.error or "")
@@ -157,7 +165,7 @@ def test_absurdly_long_rewrite_is_rejected() -> None:
     reply = answer(
         {"referent": "", "question": "Quelle est la carte graphique " + "très " * 60 + "?"}
     )
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "fallback" and "too long" in (result.error or "")
@@ -165,16 +173,16 @@ def test_absurdly_long_rewrite_is_rejected() -> None:
 
 def test_copied_question_with_unresolved_pronoun_falls_back() -> None:
     reply = answer({"referent": "", "question": "Quelle est sa garantie ?"})
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "Quelle est sa garantie ?", HISTORY
     )
     assert result.method == "fallback"
-    assert result.standalone == "Quelle est la garantie de ASUS ROG Strix G15 ?"
+    assert result.standalone == "Quelle est la garantie d'ASUS ROG Strix G15 ?"
     assert "unresolved" in (result.error or "")
 
 
 def test_empty_answer_falls_back() -> None:
-    result = QueryRewriter(ScriptedChatModel(replies=[""])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[""])).rewrite(
         "Et la carte graphique ?", HISTORY
     )
     assert result.method == "fallback" and result.error
@@ -182,7 +190,7 @@ def test_empty_answer_falls_back() -> None:
 
 def test_model_exception_falls_back_and_is_recorded() -> None:
     llm = ScriptedChatModel(replies=[ModelCallError("llama.cpp crashed")])
-    result = QueryRewriter(llm).rewrite("Et la carte graphique ?", HISTORY)
+    result = FreeRewriter(llm).rewrite("Et la carte graphique ?", HISTORY)
     assert result.method == "fallback"
     assert result.error == "model call failed: ModelCallError: llama.cpp crashed"
     assert result.model_calls == 1
@@ -190,7 +198,7 @@ def test_model_exception_falls_back_and_is_recorded() -> None:
 
 def test_use_model_false_never_calls_the_model() -> None:
     llm = ScriptedChatModel(replies=[answer(GOOD)])
-    result = QueryRewriter(llm, use_model=False).rewrite("Et la carte graphique ?", HISTORY)
+    result = FreeRewriter(llm, use_model=False).rewrite("Et la carte graphique ?", HISTORY)
     assert result.method == "fallback" and result.model_calls == 0 and llm.calls == []
 
 
@@ -200,7 +208,7 @@ def test_history_formats_are_equivalent() -> None:
     prompts = []
     for history in (HISTORY, as_messages, as_openai_roles):
         llm = ScriptedChatModel(replies=[answer(GOOD)])
-        QueryRewriter(llm).rewrite("Et la carte graphique ?", history)
+        FreeRewriter(llm).rewrite("Et la carte graphique ?", history)
         prompts.append(llm.calls[0][-1].content)
     assert prompts[0] == prompts[1] == prompts[2]
 
@@ -208,7 +216,7 @@ def test_history_formats_are_equivalent() -> None:
 def test_history_is_not_mutated() -> None:
     history = [list(turn) for turn in HISTORY]
     snapshot = [list(turn) for turn in history]
-    QueryRewriter(ScriptedChatModel(replies=[answer(GOOD)])).rewrite(
+    FreeRewriter(ScriptedChatModel(replies=[answer(GOOD)])).rewrite(
         "Et la carte graphique ?", history
     )
     assert history == snapshot
@@ -217,7 +225,7 @@ def test_history_is_not_mutated() -> None:
 def test_max_history_turns_keeps_the_latest() -> None:
     history = [("user", f"Question numéro {i} sur le Modèle{i}") for i in range(10)]
     llm = ScriptedChatModel(replies=[answer(GOOD)])
-    QueryRewriter(llm, max_history_turns=2).rewrite("Et sa garantie ?", history)
+    FreeRewriter(llm, max_history_turns=2).rewrite("Et sa garantie ?", history)
     request = llm.calls[0][-1].content
     assert "numéro 9" in request and "numéro 8" in request and "numéro 7" not in request
 
@@ -228,13 +236,13 @@ def test_max_history_turns_keeps_the_latest() -> None:
 )
 def test_bad_history_is_a_typed_error(bad_history: object) -> None:
     with pytest.raises(InvalidInputError):
-        QueryRewriter(ScriptedChatModel()).rewrite("Et sa garantie ?", bad_history)  # type: ignore[arg-type]
+        FreeRewriter(ScriptedChatModel()).rewrite("Et sa garantie ?", bad_history)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("question", ["", "   "])
 def test_empty_question_is_a_typed_error(question: str) -> None:
     with pytest.raises(InvalidInputError, match="non-empty"):
-        QueryRewriter(ScriptedChatModel()).rewrite(question, HISTORY)
+        FreeRewriter(ScriptedChatModel()).rewrite(question, HISTORY)
 
 
 @pytest.mark.parametrize(
@@ -243,11 +251,11 @@ def test_empty_question_is_a_typed_error(question: str) -> None:
 )
 def test_bad_arguments_are_typed_errors(kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidInputError):
-        QueryRewriter(ScriptedChatModel(), **kwargs)  # type: ignore[arg-type]
+        FreeRewriter(ScriptedChatModel(), **kwargs)  # type: ignore[arg-type]
 
 
 def test_multi_query_order_and_count() -> None:
-    rw = QueryRewriter(ScriptedChatModel(replies=[answer(GOOD)]), n_queries=3)
+    rw = FreeRewriter(ScriptedChatModel(replies=[answer(GOOD)]), n_queries=3)
     result = rw.rewrite("Et la carte graphique ?", HISTORY)
     assert result.queries == (
         GOOD["question"],
@@ -257,7 +265,7 @@ def test_multi_query_order_and_count() -> None:
 
 
 def test_multi_query_not_used_for_standalone_questions() -> None:
-    rw = QueryRewriter(ScriptedChatModel(), n_queries=3)
+    rw = FreeRewriter(ScriptedChatModel(), n_queries=3)
     assert len(rw.rewrite("Quel est le prix du Dell XPS 15 ?", HISTORY).queries) == 1
 
 
@@ -272,8 +280,8 @@ async def test_async_path_gives_the_same_result() -> None:
         "Quel est le prix du Dell XPS 15 ?",
     ]
     for question in questions:
-        a = QueryRewriter(sync_llm).rewrite(question, HISTORY)
-        b = await QueryRewriter(async_llm).arewrite(question, HISTORY)
+        a = FreeRewriter(sync_llm).rewrite(question, HISTORY)
+        b = await FreeRewriter(async_llm).arewrite(question, HISTORY)
         assert (a.standalone, a.method, a.queries, a.model_calls, a.error) == (
             b.standalone,
             b.method,
@@ -287,7 +295,7 @@ async def test_async_path_gives_the_same_result() -> None:
 
 
 def test_result_is_frozen() -> None:
-    result = QueryRewriter(use_model=False).rewrite("Et sa garantie ?", HISTORY)
+    result = FreeRewriter(use_model=False).rewrite("Et sa garantie ?", HISTORY)
     assert isinstance(result, RewriteResult)
     with pytest.raises(AttributeError):
         result.standalone = "x"  # type: ignore[misc]
@@ -306,10 +314,10 @@ def test_copied_question_uses_the_model_referent_when_grounded() -> None:
     for referent, expected in [
         ("Dell XPS 15", "Quelle est la garantie de Dell XPS 15 ?"),
         # not in the conversation: ignored, the most recent candidate is used
-        ("Apple MacBook", "Quelle est la garantie de ASUS ROG Strix G15 ?"),
+        ("Apple MacBook", "Quelle est la garantie d'ASUS ROG Strix G15 ?"),
     ]:
         reply = answer({"referent": referent, "question": "Quelle est sa garantie ?"})
-        result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+        result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
             "Quelle est sa garantie ?", history
         )
         assert result.method == "fallback"
@@ -324,7 +332,7 @@ def test_copy_with_only_punctuation_changes_is_unresolved() -> None:
         ("assistant", "He wrote scripts."),
     ]
     reply = answer({"referent": "", "question": "What else did he do film wise?"})
-    result = QueryRewriter(ScriptedChatModel(replies=[reply])).rewrite(
+    result = FreeRewriter(ScriptedChatModel(replies=[reply])).rewrite(
         "What else did he do film wise", history
     )
     assert result.method == "fallback" and "unresolved" in (result.error or "")

@@ -77,8 +77,8 @@ def test_candidates_skip_sentence_starts_and_units() -> None:
     assert candidate_entities(turns) == ("Yoga Vinyasa", "Camille")
 
 
-def test_candidates_hints_first() -> None:
-    assert candidate_entities([("user", "Le Dell XPS 15")], ["Porto"]) == ("Porto", "Dell XPS 15")
+def test_candidates_hints_after_the_history() -> None:
+    assert candidate_entities([("user", "Le Dell XPS 15")], ["Porto"]) == ("Dell XPS 15", "Porto")
 
 
 def test_fuse_rankings_reciprocal_rank() -> None:

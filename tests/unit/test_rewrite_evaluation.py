@@ -65,7 +65,9 @@ def test_evaluate_rewrites_metrics(tiny: tuple[Path, Path]) -> None:
             )
         ]
     )
-    report = evaluate_rewrites(corpus, dataset, QueryRewriter(llm), HashEmbeddings(), k=1)
+    report = evaluate_rewrites(
+        corpus, dataset, QueryRewriter(llm, strategy="free"), HashEmbeddings(), k=1
+    )
     assert report["n"] == 2
     assert report["hit@1"] == 1.0 and report["mrr"] == 1.0
     assert report["mention_rate"] == 1.0
@@ -147,7 +149,7 @@ def test_evaluate_canard_on_a_small_file(tmp_path: Path) -> None:
             json.dumps({"referent": "", "question": "When did the Mothers of Invention disband?"})
         ]
     )
-    report = evaluate_canard(path, QueryRewriter(llm))
+    report = evaluate_canard(path, QueryRewriter(llm, strategy="free"))
     assert report["n"] == 1  # the first-turn question is skipped
     assert report["rouge1_recall"] == 1.0 and report["bleu4"] == pytest.approx(100.0)
     assert report["unchanged_rouge1_recall"] == pytest.approx(3 / 7, abs=1e-4)

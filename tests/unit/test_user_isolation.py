@@ -15,7 +15,16 @@ from dataclasses import dataclass
 
 import pytest
 
+from memory_chains.context import (
+    ContextBuilder,
+    ContextMemory,
+    EntitySource,
+    RecallSource,
+    long_term_sources,
+    short_term_sources,
+)
 from memory_chains.entities import EntityTracker, RuleEntityExtractor
+from memory_chains.longterm import LongTermMemory, RuleLongTermExtractor
 from memory_chains.memory import (
     BufferCore,
     BufferMemory,
@@ -23,9 +32,10 @@ from memory_chains.memory import (
     TokenBudgetCore,
     WindowCore,
 )
+from memory_chains.recall import TurnIndex
 from memory_chains.sessions import SessionManager
 from memory_chains.stores import BaseStore, export_user
-from memory_chains.testing import ScriptedChatModel, word_counter
+from memory_chains.testing import HashEmbeddings, ScriptedChatModel, word_counter
 
 from ._backends import any_store  # noqa: F401
 
@@ -160,6 +170,70 @@ def _read_sessions(store: BaseStore, user: str) -> str:
     )
 
 
+def _long_term(store: BaseStore, user: str) -> LongTermMemory:
+    return LongTermMemory(store, user, HashEmbeddings(), RuleLongTermExtractor())
+
+
+def _write_long_term(store: BaseStore, user: str, tag: str) -> str:
+    memory = _long_term(store, user)
+    report = memory.observe(f"Je m'appelle Zo{tag}. Mon code est {tag}.", session_id=SESSION)
+    assert report.changed  # the rules did extract something
+    return tag
+
+
+def _read_long_term(store: BaseStore, user: str) -> str:
+    memory = _long_term(store, user)
+    question = "Quel est mon code et comment je m'appelle ?"
+    return " ".join(
+        [
+            repr(memory.profile()),
+            repr(memory.facts(include_superseded=True)),
+            repr(memory.recall(question, k=20)),
+            memory.instructions(),
+            memory.profile_block(500),
+            memory.facts_block(question, 500),
+            memory.context(question, max_tokens=1000),
+            _store_reads(store, user),
+        ]
+    )
+
+
+def _context_memory(store: BaseStore, user: str) -> tuple[ContextMemory, TurnIndex]:
+    """Every kind of source, each over a memory kept in ``store`` for ``user``."""
+    short_term = WindowCore(store=store, user_id=user, session_id=SESSION, k=5)
+    index = TurnIndex(store=store)
+    sources = [
+        *short_term_sources(short_term),
+        EntitySource(_tracker(store, user)),
+        *long_term_sources(_long_term(store, user), session_id=SESSION),
+        RecallSource(index, user_id=user),
+    ]
+    builder = ContextBuilder(sources, 2000, word_counter)
+    return ContextMemory(builder=builder), index
+
+
+def _write_context(store: BaseStore, user: str, tag: str) -> str:
+    memory, index = _context_memory(store, user)
+    human = f"Mon code est {tag}. Le Dell XPS 15 est à 1599 €."
+    memory.save_context({"question": human}, {"answer": f"Noté, {tag}."})
+    index.add(user, f"{SESSION}#1", human, speaker="Human", session=SESSION)
+    return tag
+
+
+def _read_context(store: BaseStore, user: str) -> str:
+    memory, _ = _context_memory(store, user)
+    question = {"question": "Quel est mon code pour le XPS 15 ?"}
+    as_text = memory.model_copy(update={"return_messages": False})
+    return " ".join(
+        [
+            repr(memory.load_memory_variables(question)),
+            repr(as_text.load_memory_variables(question)),
+            memory.context(question["question"]).render(),
+            _store_reads(store, user),
+        ]
+    )
+
+
 MEMORIES: list[MemoryUnderTest] = [
     _short_term(BufferCore),
     _short_term(WindowCore),
@@ -168,6 +242,8 @@ MEMORIES: list[MemoryUnderTest] = [
     MemoryUnderTest("BufferMemory", _write_shell, _read_shell),
     MemoryUnderTest("EntityTracker", _write_entities, _read_entities),
     MemoryUnderTest("SessionManager", _write_sessions, _read_sessions),
+    MemoryUnderTest("LongTermMemory", _write_long_term, _read_long_term),
+    MemoryUnderTest("ContextMemory", _write_context, _read_context),
 ]
 
 

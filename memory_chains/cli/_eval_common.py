@@ -1,0 +1,48 @@
+"""Pieces shared by the ``eval`` commands: the packaged ``--dataset`` option
+(:func:`add_dataset_option`) and report printing (:func:`fmt`, :func:`progress_printer`).
+
+Example:
+    >>> fmt(0.12345), fmt(None), fmt(3)
+    ('0.123', '-', '3')
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EVAL_DATA", "add_dataset_option", "fmt", "progress_printer"]
+
+EVAL_DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
+"""The evaluation sets shipped in the package."""
+
+
+def add_dataset_option(parser: argparse.ArgumentParser, default: Path, help: str) -> None:
+    """Add ``--dataset PATH`` (a JSONL file, ``default`` when not given)."""
+    parser.add_argument("--dataset", type=Path, default=default, help=help)
+
+
+def fmt(value: Any) -> str:
+    """A report value for a table cell: floats to three decimals, ``-`` for a missing one."""
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def progress_printer(enabled: bool) -> Callable[[int, int], None] | None:
+    """A ``progress(done, total)`` callback printing ``done/total`` on stderr, or None.
+
+    Example:
+        >>> progress_printer(False) is None
+        True
+    """
+    if not enabled:
+        return None
+
+    def show(done: int, total: int) -> None:
+        print(f"\r{done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    return show

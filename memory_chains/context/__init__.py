@@ -1,0 +1,117 @@
+"""The context builder: one token budget for everything a prompt gets from memory.
+
+Core types (no LangChain classic dependency):
+
+* :class:`ContextBuilder` assembles named :class:`ContextBlock` objects from
+  :class:`ContextSource` objects under one token budget, shrinking or dropping the
+  lowest-priority blocks first; its result is an immutable :class:`BuiltContext` (blocks
+  kept, shrunk and dropped, tokens per block, ``render()``);
+* adapters over our memories: :class:`RecentTurnsSource` / :class:`SummarySource`
+  (short-term memories, :func:`short_term_sources`), :class:`EntitySource`,
+  :class:`ProfileSource` / :class:`FactsSource` (long-term memory,
+  :func:`long_term_sources`), :class:`RecallSource`, :class:`DocumentsSource`,
+  :class:`TextSource`;
+* topic changes: :class:`TopicTracker`, :func:`detect_topic_change`,
+  :func:`history_since_topic_start`, and the builder's :class:`TopicPolicy`.
+
+:class:`ContextMemory` (a LangChain ``BaseMemory``), :data:`CONTEXT_QA_PROMPT` and
+:func:`build_context_chain` are imported lazily so that importing this package never
+imports ``langchain_classic``.
+
+Example:
+    >>> from memory_chains.context import ContextBuilder, short_term_sources
+    >>> from memory_chains.memory import WindowCore
+    >>> from memory_chains.testing import word_counter
+    >>> mem = WindowCore(k=4)
+    >>> _ = mem.add_exchange("Quelle est votre politique de retour ?", "30 jours.")
+    >>> builder = ContextBuilder(short_term_sources(mem), 100, word_counter, topic=True)
+    >>> builder.build("Et pour les produits électroniques ?").kept
+    ('recent',)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from memory_chains.context._allocate import allocate
+from memory_chains.context._block import ContextBlock, Shrink, fit
+from memory_chains.context._builder import (
+    BlockReport,
+    BlockStatus,
+    BuiltContext,
+    ContextBuilder,
+    ContextSource,
+    TopicAction,
+    TopicPolicy,
+)
+from memory_chains.context._sources import (
+    DocumentsSource,
+    EntitySource,
+    FactsSource,
+    ProfileSource,
+    RecallSource,
+    RecentTurnsSource,
+    SummarySource,
+    TextSource,
+    long_term_sources,
+    short_term_sources,
+)
+from memory_chains.context._topic import (
+    DEFAULT_SIMILARITY_THRESHOLD,
+    TopicChange,
+    TopicTracker,
+    detect_topic_change,
+    history_since_topic_start,
+    to_exchanges,
+)
+
+if TYPE_CHECKING:
+    from memory_chains.context._langchain import (
+        CONTEXT_QA_PROMPT,
+        ContextMemory,
+        build_context_chain,
+    )
+
+_LAZY = ("CONTEXT_QA_PROMPT", "ContextMemory", "build_context_chain")
+
+__all__ = [
+    "CONTEXT_QA_PROMPT",
+    "DEFAULT_SIMILARITY_THRESHOLD",
+    "BlockReport",
+    "BlockStatus",
+    "BuiltContext",
+    "ContextBlock",
+    "ContextBuilder",
+    "ContextMemory",
+    "ContextSource",
+    "DocumentsSource",
+    "EntitySource",
+    "FactsSource",
+    "ProfileSource",
+    "RecallSource",
+    "RecentTurnsSource",
+    "Shrink",
+    "SummarySource",
+    "TextSource",
+    "TopicAction",
+    "TopicChange",
+    "TopicPolicy",
+    "TopicTracker",
+    "allocate",
+    "build_context_chain",
+    "detect_topic_change",
+    "fit",
+    "history_since_topic_start",
+    "long_term_sources",
+    "short_term_sources",
+    "to_exchanges",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module("memory_chains.context._langchain"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'memory_chains.context' has no attribute {name!r}")

@@ -1,0 +1,91 @@
+"""A small incremental BM25 (Okapi) index in pure Python + numpy.
+
+:class:`BM25Index` holds the postings of documents added one by one (term → list of
+``(document index, term frequency)``) and scores a query against all of them at once.
+Documents are given as term lists (see :func:`memory_chains.recall._text.terms`), so the
+index knows nothing about languages.
+
+Example:
+    >>> index = BM25Index()
+    >>> index.add(["paint", "sunset"]); index.add(["camp", "forest"]); index.add(["paint"])
+    >>> [round(float(s), 3) for s in index.scores(["paint", "sunset"])]
+    [1.341, 0.0, 0.562]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["BM25Index"]
+
+
+class BM25Index:
+    """Okapi BM25 over documents added incrementally.
+
+    Args:
+        k1: term-frequency saturation (1.2 is the usual default).
+        b: length normalisation (0 = none, 1 = full).
+
+    Example:
+        >>> index = BM25Index(k1=1.2, b=0.75)
+        >>> index.add(["a", "b"])
+        >>> len(index), index.document_frequency("a")
+        (1, 1)
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._lengths: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def add(self, terms: Iterable[str] | Mapping[str, int]) -> None:
+        """Append one document, given as its terms or as ``{term: frequency}``."""
+        counts = Counter(terms) if not isinstance(terms, Mapping) else Counter(dict(terms))
+        index = len(self._lengths)
+        for term, tf in counts.items():
+            self._postings.setdefault(term, []).append((index, int(tf)))
+        self._lengths.append(int(sum(counts.values())))
+
+    def document_frequency(self, term: str) -> int:
+        """Number of documents containing ``term``."""
+        return len(self._postings.get(term, ()))
+
+    def idf(self, term: str) -> float:
+        """BM25+ style non-negative idf: ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
+        df = self.document_frequency(term)
+        n = len(self._lengths)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(
+        self, query_terms: Iterable[str], weights: Mapping[str, float] | None = None
+    ) -> npt.NDArray[np.float64]:
+        """BM25 score of every document (in insertion order) for ``query_terms``.
+
+        Args:
+            query_terms: the query's terms; a repeated term counts once.
+            weights: optional per-term multipliers (e.g. feedback terms below 1).
+        """
+        n = len(self._lengths)
+        out = np.zeros(n, dtype=np.float64)
+        if not n:
+            return out
+        lengths = np.asarray(self._lengths, dtype=np.float64)
+        norm = self.k1 * (1.0 - self.b + self.b * lengths / max(lengths.mean(), 1e-9))
+        for term in dict.fromkeys(query_terms):
+            postings = self._postings.get(term)
+            if not postings:
+                continue
+            weight = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
+            docs = np.fromiter((d for d, _ in postings), dtype=np.int64, count=len(postings))
+            tfs = np.fromiter((t for _, t in postings), dtype=np.float64, count=len(postings))
+            out[docs] += weight * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
+        return out

@@ -1,0 +1,135 @@
+"""Ranking one user's turns for a question: the pure core of the episodic index.
+
+:func:`rank_scores` combines, over an :class:`~memory_chains.recall._state.EpisodeSet`:
+
+1. BM25 on the question's terms and dense similarity (e5 ``query:`` vector against the
+   turns' ``passage:`` vectors), each z-scored, then mixed with ``lexical_weight``;
+2. pseudo-relevance feedback: the rarest terms of the best turns are added to the lexical
+   query at a reduced weight, and the fusion is redone;
+3. a speaker boost: when the question names one of the speakers, that speaker's turns
+   gain a little (LoCoMo questions are about one person's life);
+4. a date boost: when the question names a day or a month ("on 13 October 2023",
+   "in June"), the turns of the sessions held then gain a little
+   (:func:`~memory_chains.recall._dates.date_mask`);
+5. neighbour smoothing inside a session (an answer often follows the turn that names the
+   topic).
+
+Without vectors (no embeddings) it is BM25 + feedback + speaker + date + neighbours.
+
+Example:
+    >>> from collections import Counter
+    >>> from memory_chains.recall._state import EpisodeSet
+    >>> from memory_chains.recall._text import terms
+    >>> from memory_chains.recall._types import Episode, RecallConfig
+    >>> episodes = EpisodeSet()
+    >>> for i, text in enumerate(["I adopted a puppy", "Work was busy", "We hiked a lot"]):
+    ...     episodes.add(Episode(f"t{i}", text, "Ann", session="1"), Counter(terms(text)), None)
+    >>> scores = rank_scores(episodes, "Did Ann adopt a puppy?", None, RecallConfig())
+    >>> int(scores.argmax())
+    0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_chains._folding import fold
+from memory_chains.recall._dates import date_mask
+from memory_chains.recall._fusion import neighbour_smooth, top_k
+from memory_chains.recall._state import EpisodeSet
+from memory_chains.recall._text import terms
+from memory_chains.recall._types import RecallConfig
+
+__all__ = ["feedback_terms", "rank_scores", "zscore"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def zscore(scores: FloatArray) -> FloatArray:
+    """Centre and scale ``scores`` (a constant array becomes zeros).
+
+    Example:
+        >>> zscore(np.array([1.0, 2.0, 3.0])).round(3).tolist()
+        [-1.225, 0.0, 1.225]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if not scores.size:
+        return scores
+    spread = float(scores.std())
+    return (scores - scores.mean()) / spread if spread > 1e-12 else np.zeros_like(scores)
+
+
+def feedback_terms(
+    episodes: EpisodeSet, best: list[int], exclude: set[str], n_terms: int
+) -> list[str]:
+    """The ``n_terms`` terms of the ``best`` turns with the highest summed idf.
+
+    Example:
+        >>> from memory_chains.recall._types import Episode
+        >>> episodes = EpisodeSet()
+        >>> episodes.add(Episode("a", "x"), {"puppy": 1, "luna": 1}, None)
+        >>> episodes.add(Episode("b", "y"), {"puppy": 1}, None)
+        >>> feedback_terms(episodes, [0], {"puppy"}, 5)
+        ['luna']
+    """
+    weights: dict[str, float] = {}
+    for index in best:
+        for term in episodes.term_counts[index]:
+            if term not in exclude:
+                weights[term] = weights.get(term, 0.0) + episodes.bm25.idf(term)
+    ranked = sorted(weights.items(), key=lambda item: -item[1])  # stable: first seen wins ties
+    return [term for term, _ in ranked[:n_terms]]
+
+
+def _speaker_mask(episodes: EpisodeSet, question: str) -> FloatArray:
+    """1.0 for the turns of speakers the question names (zeros if none or all are named)."""
+    asked = f" {' '.join(terms(question))} "
+    speakers = {e.speaker for e in episodes.episodes if e.speaker}
+    named = {s for s in speakers if f" {' '.join(terms(fold(s)))} " in asked}
+    if not named or named == speakers:
+        return np.zeros(len(episodes))
+    return np.array([1.0 if e.speaker in named else 0.0 for e in episodes.episodes])
+
+
+def rank_scores(
+    episodes: EpisodeSet,
+    question: str,
+    query_vector: npt.NDArray[np.float32] | None,
+    config: RecallConfig,
+) -> FloatArray:
+    """A score per turn (higher is better) for ``question``; see the module docstring."""
+    n = len(episodes)
+    if not n:
+        return np.zeros(0, dtype=np.float64)
+    matrix = episodes.matrix()
+    dense = None
+    if query_vector is not None and matrix is not None:
+        dense = zscore((matrix @ query_vector.astype(np.float32)).astype(np.float64))
+    weight = config.lexical_weight if dense is not None else 1.0
+
+    def fuse(lexical: FloatArray) -> FloatArray:
+        fused = weight * zscore(lexical)
+        return fused + (1.0 - weight) * dense if dense is not None else fused
+
+    query_terms = terms(question)
+    scores = fuse(episodes.bm25.scores(query_terms))
+    if config.feedback_docs > 0 and config.feedback_terms > 0:
+        extra = feedback_terms(
+            episodes, top_k(scores, config.feedback_docs), set(query_terms), config.feedback_terms
+        )
+        if extra:
+            weights = dict.fromkeys(extra, config.feedback_weight)
+            scores = fuse(episodes.bm25.scores(query_terms + extra, weights))
+    if config.speaker_boost:
+        spread = float(np.abs(scores).max()) or 1.0
+        scores = scores + config.speaker_boost * spread * _speaker_mask(episodes, question)
+    if config.date_boost:
+        dated = date_mask([e.when for e in episodes.episodes], question)
+        if dated.any():
+            spread = float(np.abs(scores).max()) or 1.0
+            scores = scores + config.date_boost * spread * dated
+    if config.neighbour_weight:
+        scores = scores - scores.min()  # non-negative, so a missing neighbour counts 0
+        scores = neighbour_smooth(scores, episodes.sessions(), config.neighbour_weight)
+    return scores

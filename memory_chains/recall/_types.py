@@ -1,0 +1,125 @@
+"""The values the episodic index takes and returns.
+
+* :class:`Episode`: one past turn to index (id, text, speaker, date, session).
+* :class:`RecalledTurn`: a turn found for a question, with its score, citable by id.
+* :class:`RecalledContext`: the text to inject into a prompt and the turn ids it cites.
+* :class:`RecallConfig`: the ranking knobs (fusion weight, neighbours, feedback, dates…).
+
+Example:
+    >>> from datetime import datetime
+    >>> Episode("D1:3", "I went to a support group.", "Caroline", datetime(2023, 5, 8)).session
+    ''
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+__all__ = ["Episode", "RecallConfig", "RecalledContext", "RecalledTurn"]
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One past turn to index.
+
+    Attributes:
+        turn_id: the id it will be cited by (unique per user), e.g. ``"D1:3"`` or
+            ``"s1:7"``; 1-256 characters without control characters.
+        text: what was said.
+        speaker: who said it (prefixed to the text: ``"Caroline: …"``), or ``""``.
+        when: when it was said (the session date), or ``None``.
+        session: the session it belongs to; neighbours are only looked for inside one.
+
+    Example:
+        >>> Episode("s1:1", "Bonjour", speaker="Alice").speaker
+        'Alice'
+    """
+
+    turn_id: str
+    text: str
+    speaker: str = ""
+    when: datetime | None = None
+    session: str = ""
+
+
+@dataclass(frozen=True)
+class RecalledTurn:
+    """A past turn recalled for a question, best first.
+
+    Attributes:
+        turn_id: the id to cite.
+        text: what was said.
+        speaker: who said it.
+        when: when it was said, if known.
+        session: its session.
+        score: the fused ranking score (only comparable within one search).
+
+    Example:
+        >>> RecalledTurn("D1:3", "I went.", "Caroline", None, "1", 0.9).turn_id
+        'D1:3'
+    """
+
+    turn_id: str
+    text: str
+    speaker: str
+    when: datetime | None
+    session: str
+    score: float
+
+
+@dataclass(frozen=True)
+class RecalledContext:
+    """What the memory would inject for a question.
+
+    Attributes:
+        text: the rendered excerpts, grouped by session in chronological order, each line
+            citing its turn id; ``""`` when nothing was recalled.
+        turn_ids: the cited turn ids, in relevance order.
+        tokens: the tokens of ``text`` as counted by the index's token counter.
+
+    Example:
+        >>> RecalledContext("", (), 0).turn_ids
+        ()
+    """
+
+    text: str
+    turn_ids: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """Ranking knobs of :class:`~memory_chains.recall.TurnIndex` (defaults tuned on LoCoMo
+    conversations 0-2; ``memory-chains eval locomo --dataset PATH/TO/locomo10.json`` measures
+    recall@k on those and on the held-out conversations 3-9).
+
+    Attributes:
+        lexical_weight: weight of normalised BM25 against normalised dense similarity
+            (1.0 = BM25 only; forced to 1.0 without embeddings).
+        neighbour_weight: share of the better same-session neighbour's score added to a turn.
+        feedback_docs: pseudo-relevance feedback: how many top turns lend their terms
+            (0 disables feedback).
+        feedback_terms: how many feedback terms are added to the lexical query.
+        feedback_weight: weight of a feedback term relative to a question term.
+        speaker_boost: bonus (times the largest score) for turns of a speaker the question
+            names.
+        date_boost: bonus (times the largest score) for turns dated on or near a day or
+            month the question names.
+        bm25_k1: BM25 term saturation.
+        bm25_b: BM25 length normalisation.
+
+    Example:
+        >>> RecallConfig(lexical_weight=1.0).neighbour_weight
+        0.3
+    """
+
+    lexical_weight: float = 0.5
+    neighbour_weight: float = 0.3
+    feedback_docs: int = 3
+    feedback_terms: int = 8
+    feedback_weight: float = 0.3
+    speaker_boost: float = 0.5
+    date_boost: float = 0.3
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.5

@@ -1,0 +1,121 @@
+"""The seed scenarios, shared by every conversational path's integration tests.
+
+Each follow-up only makes sense with the previous turns. With memory, the rewritten question
+must name the referent, retrieval must put the right page first, and the answer must carry
+the fact that page holds. The classic chain (``test_seed_scenarios.py``) and the LangChain
+1.x adapters (``test_langchain_v1_model.py``) are checked against the same list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_chains._folding import fold
+from memory_chains.knowledge import KnowledgeBase, sample_kb_path
+from memory_chains.providers import get_chat_model, get_embeddings
+from memory_chains.rewrite import QueryRewriter
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Opening turns, a follow-up, and what a correct answer to the follow-up shows.
+
+    Attributes:
+        opening: the questions asked before the follow-up.
+        follow_up: the question that needs the conversation.
+        rewrite_has: words the rewritten follow-up must contain (folded).
+        top_source: the knowledge-base page retrieval must rank first.
+        answer_has: the answer must contain one of these (folded).
+    """
+
+    id: str
+    opening: tuple[str, ...]
+    follow_up: str
+    rewrite_has: tuple[str, ...]
+    top_source: str
+    answer_has: tuple[str, ...]
+
+    @property
+    def questions(self) -> list[str]:
+        return [*self.opening, self.follow_up]
+
+
+SCENARIOS = (
+    Scenario(
+        "returns-electronics",
+        ("Quelle est votre politique de retour ?",),
+        "Et pour les produits électroniques ?",
+        ("retour", "electronique"),
+        "boutique/retours_electronique.md",
+        ("ouvert", "defectueu", "scelle"),
+    ),
+    Scenario(
+        "pilates-saturday",
+        ("Quels sont les horaires du cours de Pilates ?",),
+        "Et pour le samedi ?",
+        ("pilates", "samedi"),
+        "salle_de_sport/pilates.md",
+        ("pas ", "aucun"),
+    ),
+    Scenario(
+        "dell-warranty",
+        ("Je cherche le Dell XPS 15, vous l'avez ?",),
+        "Quelle est sa garantie ?",
+        ("dell", "garantie"),
+        "ordinateurs/dell_xps_15.md",
+        ("2 ans", "deux ans"),
+    ),
+    Scenario(
+        "lenovo-comparison",
+        ("Je cherche le Dell XPS 15, vous l'avez ?", "Quelle est sa garantie ?"),
+        "Et compare à celui de Lenovo ?",
+        ("lenovo",),
+        "ordinateurs/lenovo_thinkpad_x1_carbon.md",
+        ("3 ans", "trois ans", "1799", "1 799"),
+    ),
+    Scenario(
+        "asus-graphics-card",
+        ("Parle-moi de l'ASUS ROG Strix G15.",),
+        "Et la carte graphique ?",
+        ("asus", "carte graphique"),
+        "ordinateurs/asus_rog_strix_g15.md",
+        ("4060",),
+    ),
+)
+
+PARAMS = [pytest.param(s, id=s.id) for s in SCENARIOS]
+"""``SCENARIOS`` as pytest parameters named by their ids."""
+
+
+def build_parts(index_dir: Path) -> dict[str, Any]:
+    """The embedded model, a retriever over the sample knowledge base, a rewriter."""
+    llm = get_chat_model()
+    kb = KnowledgeBase.from_folder(sample_kb_path(), get_embeddings(), index_dir=index_dir)
+    return {"llm": llm, "retriever": kb.as_retriever(k=3), "rewriter": QueryRewriter(llm)}
+
+
+def check_follow_up(
+    scenario: Scenario, question: str, rewritten: str, sources: Sequence[str], answer: str
+) -> None:
+    """Assert that the follow-up was rewritten, retrieved and answered correctly."""
+    shown = f"rewritten={rewritten!r} sources={list(sources)} answer={answer!r}"
+    assert rewritten.strip() != question.strip(), shown
+    for word in scenario.rewrite_has:
+        assert word in fold(rewritten), shown
+    assert sources and sources[0] == scenario.top_source, shown
+    assert any(fold(fact) in fold(answer) for fact in scenario.answer_has), shown
+
+
+def source_names(docs: Sequence[Any]) -> list[str]:
+    """The distinct ``source`` metadata of documents, in rank order."""
+    names: list[str] = []
+    for doc in docs:
+        name = str(doc.metadata.get("source", "?"))
+        if name not in names:
+            names.append(name)
+    return names

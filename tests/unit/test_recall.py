@@ -1,0 +1,264 @@
+"""The episodic index (memory_chains.recall): text, BM25, fusion, TurnIndex, persistence."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from datetime import date, datetime
+
+import numpy as np
+import pytest
+
+from memory_chains.errors import InvalidInputError, StoreError
+from memory_chains.recall import Episode, RecallConfig, TurnIndex
+from memory_chains.recall._bm25 import BM25Index
+from memory_chains.recall._dates import DayMention, MonthMention, date_mask, question_dates
+from memory_chains.recall._fusion import (
+    fuse_scores,
+    neighbour_smooth,
+    normalise,
+    reciprocal_rank_fusion,
+    top_k,
+)
+from memory_chains.recall._persist import decode_turn, turns_namespace
+from memory_chains.recall._rank import rank_scores
+from memory_chains.recall._state import EpisodeSet
+from memory_chains.recall._text import keywords, stem, terms
+from memory_chains.stores import InMemoryStore, export_user, forget_user
+from memory_chains.testing import HashEmbeddings, word_counter
+
+# ------------------------------------------------------------------------------ text
+
+
+def test_terms_fold_accents_drop_stop_words_and_stem_both_languages() -> None:
+    assert terms("The paintings she PAINTED") == ["paint", "paint"]
+    assert terms("Qu'est-ce que l'Émission d'hier ?") == ["emis", "hier"]
+    assert terms("Caroline's") == ["carolin"]
+    assert keywords("the dog and the DOG") == ["dog"]
+
+
+def test_stem_keeps_short_words_and_numbers() -> None:
+    assert stem("cats") == "cat"
+    assert stem("bus") == "bus"
+    assert stem("2023") == "2023"
+    assert stem("running") == "run"
+
+
+# ------------------------------------------------------------------------------ BM25
+
+
+def test_bm25_prefers_rare_terms_and_short_documents() -> None:
+    index = BM25Index()
+    index.add(["puppy", "dog"])
+    index.add(["dog"] + ["filler"] * 20)
+    index.add(["dog"])
+    scores = index.scores(["puppy", "dog"])
+    assert scores.argmax() == 0
+    assert scores[2] > scores[1]  # same tf, shorter document
+    assert index.idf("puppy") > index.idf("dog")
+
+
+def test_bm25_weights_scale_a_term_and_unknown_terms_score_zero() -> None:
+    index = BM25Index()
+    index.add({"a": 1})
+    full = index.scores(["a"])[0]
+    assert index.scores(["a"], {"a": 0.5})[0] == pytest.approx(full / 2)
+    assert index.scores(["zzz"]).tolist() == [0.0]
+    assert BM25Index().scores(["a"]).size == 0
+
+
+# ---------------------------------------------------------------------------- fusion
+
+
+def test_normalise_and_fuse() -> None:
+    assert normalise(np.array([2.0, 2.0])).tolist() == [0.0, 0.0]
+    fused = fuse_scores(np.array([0.0, 10.0]), np.array([1.0, 0.0]), 0.25)
+    assert fused.tolist() == [0.75, 0.25]
+
+
+def test_rrf_rewards_agreement() -> None:
+    fused = reciprocal_rank_fusion([np.array([0, 1, 2]), np.array([1, 0, 2])], 3)
+    assert fused[2] < fused[0] == pytest.approx(fused[1])
+
+
+def test_neighbour_smooth_stays_inside_a_session_and_does_not_mutate() -> None:
+    scores = np.array([0.0, 0.0, 1.0, 0.0])
+    out = neighbour_smooth(scores, np.array([0, 0, 1, 1]), 0.5)
+    assert out.tolist() == [0.0, 0.0, 1.0, 0.5]
+    assert scores.tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_top_k_breaks_ties_by_position() -> None:
+    assert top_k(np.array([1.0, 3.0, 3.0]), 5) == [1, 2, 0]
+    assert top_k(np.array([1.0]), 0) == []
+
+
+# ----------------------------------------------------------------------- ranking
+
+
+def _episodes(rows: list[tuple[str, str, str]]) -> EpisodeSet:
+    episodes = EpisodeSet()
+    for turn_id, speaker, text in rows:
+        episode = Episode(turn_id, text, speaker, session=turn_id.split(":")[0])
+        episodes.add(episode, Counter(terms(f"{speaker}: {text}")), None)
+    return episodes
+
+
+def test_neighbour_weight_lifts_the_reply_after_the_topic_turn() -> None:
+    episodes = _episodes(
+        [
+            ("1:1", "Ann", "Did you go to the pottery workshop?"),
+            ("1:2", "Bob", "Yes, last Friday, it was great"),
+            ("2:1", "Bob", "I cooked dinner yesterday, it was great"),
+        ]
+    )
+    question = "When did Bob go to the pottery workshop?"
+    off = rank_scores(episodes, question, None, RecallConfig(neighbour_weight=0.0))
+    on = rank_scores(episodes, question, None, RecallConfig(neighbour_weight=0.5))
+    assert off[1] <= off[2]
+    assert on[1] > on[2]
+
+
+def test_speaker_boost_prefers_the_named_speaker() -> None:
+    episodes = _episodes([("1:1", "Ann", "I love hiking"), ("1:2", "Bob", "I love hiking")])
+    config = RecallConfig(neighbour_weight=0.0, feedback_docs=0)
+    scores = rank_scores(episodes, "What does Bob love?", None, config)
+    assert scores[1] > scores[0]
+
+
+# --------------------------------------------------------------------- TurnIndex
+
+
+@pytest.fixture
+def index() -> TurnIndex:
+    idx = TurnIndex(HashEmbeddings(), InMemoryStore(), token_counter=word_counter)
+    idx.add_many(
+        "ann",
+        [
+            Episode("D1:1", "I adopted a puppy named Luna", "Ann", datetime(2023, 5, 8), "1"),
+            Episode("D1:2", "So cute! I started pottery classes", "Bob", datetime(2023, 5, 8), "1"),
+            Episode("D2:1", "Luna chewed my shoes today", "Ann", datetime(2023, 6, 1), "2"),
+            Episode("D2:2", "We are going camping in Oregon", "Bob", datetime(2023, 6, 1), "2"),
+        ],
+    )
+    return idx
+
+
+def test_search_returns_citable_turns_best_first(index: TurnIndex) -> None:
+    found = index.search("ann", "What is the name of Ann's puppy?", k=2)
+    assert found[0].turn_id == "D1:1"
+    assert found[0].when == datetime(2023, 5, 8)
+    assert found[0].score >= found[1].score
+    assert index.search("nobody", "puppy") == []
+
+
+def test_context_respects_the_budget_and_cites_what_it_shows(index: TurnIndex) -> None:
+    context = index.context("ann", "Where is Bob going camping?", max_tokens=20)
+    assert context.turn_ids[0] == "D2:2"
+    assert context.tokens == word_counter(context.text) <= 20
+    for turn_id in context.turn_ids:
+        assert f"({turn_id})" in context.text
+    assert "[01 June 2023, session 2]" in context.text
+    everything = index.context("ann", "Where is Bob going camping?", max_tokens=1000)
+    assert len(everything.turn_ids) == 4
+
+
+def test_bad_inputs_are_refused_with_typed_errors(index: TurnIndex) -> None:
+    with pytest.raises(InvalidInputError, match="already indexed"):
+        index.add("ann", "D1:1", "again")
+    with pytest.raises(InvalidInputError, match="already indexed"):
+        index.add_many("bob", [Episode("x", "a"), Episode("x", "b")])
+    with pytest.raises(InvalidInputError, match="no text"):
+        index.add("ann", "D9:9", "   ")
+    with pytest.raises(InvalidInputError):
+        index.search("bad user!", "q")
+    with pytest.raises(InvalidInputError):
+        index.search("ann", "")
+    with pytest.raises(InvalidInputError):
+        index.search("ann", "q", k=0)
+    with pytest.raises(InvalidInputError):
+        index.context("ann", "q", max_tokens=0)
+    assert len(index.search("ann", "Luna", k=10)) == 4  # nothing half-added
+
+
+def test_turns_persist_in_the_store_and_another_index_reads_them(index: TurnIndex) -> None:
+    other = TurnIndex(HashEmbeddings(), index.store)
+    assert [t.turn_id for t in other.search("ann", "puppy Luna", k=1)] == ["D1:1"]
+    doc = index.store.get(turns_namespace("ann"), "D1:1")
+    assert doc is not None
+    _order, episode, counts, vector = decode_turn(doc.key, doc.value)
+    assert episode.speaker == "Ann" and counts["puppy"] == 1
+    assert vector is not None and vector.shape == (256,)
+    # a write through one index is seen by the other's cache
+    other.add("ann", "D3:1", "Luna learned to sit", speaker="Ann", session="3")
+    assert "D3:1" in [t.turn_id for t in index.search("ann", "Luna sit", k=2)]
+
+
+def test_forget_user_removes_every_episode_and_the_cache_follows(index: TurnIndex) -> None:
+    exported = export_user(index.store, "ann")["documents"]
+    assert {d["key"] for d in exported} >= {"D1:1", "D2:2", "state"}
+    result = forget_user(index.store, "ann")
+    assert result.documents == 5
+    assert index.search("ann", "puppy") == []
+    assert index.forget("ann") == 0
+
+
+def test_malformed_stored_turn_is_a_store_error(index: TurnIndex) -> None:
+    index.store.put(turns_namespace("ann"), "D1:1", {"text": "no other field"})
+    index.add("ann", "D5:1", "forces a reload elsewhere")
+    fresh = TurnIndex(HashEmbeddings(), index.store)
+    with pytest.raises(StoreError, match="re-index"):
+        fresh.search("ann", "puppy")
+
+
+def test_lexical_only_index_works_without_embeddings() -> None:
+    idx = TurnIndex()
+    idx.add("u1", "a", "Nous sommes allés à Lyon en été", speaker="Léa")
+    idx.add("u1", "b", "J'ai acheté une guitare", speaker="Léa")
+    assert idx.search("u1", "Quand Léa est-elle allée à Lyon ?", k=1)[0].turn_id == "a"
+
+
+async def test_async_flavours_match_the_sync_ones(index: TurnIndex) -> None:
+    question = "What did Luna chew?"
+    sync = [t.turn_id for t in index.search("ann", question, k=3)]
+    assert [t.turn_id for t in await index.asearch("ann", question, k=3)] == sync
+    assert (await index.acontext("ann", question, 15)) == index.context("ann", question, 15)
+    await index.aadd("ann", "D4:1", "Luna is sick", speaker="Ann", session="4")
+    assert (await index.aadd_many("ann", [])) == 0
+    found = await asyncio.gather(index.asearch("ann", "sick Luna", k=1))
+    assert found[0][0].turn_id == "D4:1"
+
+
+# ------------------------------------------------------------------------- dates
+
+
+def test_question_dates_reads_english_and_french_days_and_months() -> None:
+    assert question_dates("What did she paint on October 13th, 2023?") == [
+        DayMention(date(2023, 10, 13))
+    ]
+    assert question_dates("Qu'a-t-elle peint le 1er août 2023 ?") == [DayMention(date(2023, 8, 1))]
+    assert question_dates("What happened in July 2023?") == [MonthMention(2023, 7)]
+    assert question_dates("Where did Jon go in June?") == [MonthMention(None, 6)]
+    assert question_dates("Where did she go en juin ?") == [MonthMention(None, 6)]
+    assert question_dates("What did Ann do in 2023? Maybe she went away") == []
+    # an impossible day still names its month
+    assert question_dates("Was it on 31 February 2023?") == [MonthMention(2023, 2)]
+
+
+def test_date_mask_fades_around_a_named_day_and_covers_a_named_month() -> None:
+    whens = [datetime(2023, 6, 2), datetime(2023, 6, 6), datetime(2023, 7, 1), None]
+    assert date_mask(whens, "What did Ann do on 2 June 2023?").tolist() == [1.0, 0.5, 0.0, 0.0]
+    assert date_mask(whens, "What did Ann do in June?").tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert date_mask(whens, "What does Ann like?").tolist() == [0.0] * 4
+
+
+def test_date_boost_lifts_the_turns_of_the_named_day() -> None:
+    episodes = EpisodeSet()
+    for turn_id, when in (("1:1", datetime(2023, 5, 1)), ("2:1", datetime(2023, 10, 13))):
+        episode = Episode(turn_id, "Here is my latest painting", "Ann", when, turn_id[0])
+        episodes.add(episode, Counter(terms(f"Ann: {episode.text}")), None)
+    question = "What painting did Ann show on October 13, 2023?"
+    off = rank_scores(episodes, question, None, RecallConfig(date_boost=0.0))
+    on = rank_scores(episodes, question, None, RecallConfig())
+    assert off[0] >= off[1]
+    assert on[1] > on[0]
