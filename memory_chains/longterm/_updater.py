@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
-import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_chains.errors import InvalidInputError
+from memory_chains.longterm._background import BackgroundWorker
 from memory_chains.longterm._combined import TurnExtraction
 from memory_chains.longterm._memory import ObserveReport, _Turn
 from memory_chains.stores import validate_id
@@ -133,14 +132,13 @@ class MemoryUpdater:
         self.extractor = extractor
         self.entities = entities
         self.long_term = long_term
-        self.errors: list[BaseException] = []
         self.last_report: UpdateReport | None = None
-        self._idle = threading.Condition()
-        self._pending = 0
-        self._reported = 0
-        self._processed = 0
-        self._queue: queue.Queue[_Turn | None] = queue.Queue()
-        self._worker: threading.Thread | None = None
+        self._background: BackgroundWorker[_Turn] = BackgroundWorker(
+            self._observe_queued,
+            name="memory-updater",
+            what="memory update",
+            describe=lambda t: f"turn {t.session_id}#{t.seq}",
+        )
 
     # -- the pure steps, shared by every flavour ----------------------------------------
     def _turn(
@@ -250,70 +248,35 @@ class MemoryUpdater:
         The worker is a daemon thread: call :meth:`flush` or :meth:`close` before the
         process exits, or queued turns are lost.
         """
-        turn = self._turn(human, ai, session_id, seq, when)
-        with self._idle:
-            self._pending += 1
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(
-                    target=self._run, name="memory-updater", daemon=True
-                )
-                self._worker.start()
-        self._queue.put(turn)
+        self._background.submit(self._turn(human, ai, session_id, seq, when))
 
-    def _run(self) -> None:
-        while True:
-            turn = self._queue.get()
-            if turn is None:
-                return
-            failure: Exception | None = None
-            try:
-                extraction = self.extractor.extract(turn.human, turn.ai, **self._known())
-                self._apply(turn, extraction)
-            except Exception as exc:  # kept for flush()/errors, never dropped
-                log.warning("background memory update failed: %r", exc)
-                exc.add_note(f"observing turn {turn.session_id}#{turn.seq}")
-                failure = exc
-            finally:
-                with self._idle:
-                    if failure is not None:
-                        self.errors.append(failure)
-                    self._pending -= 1
-                    self._processed += 1
-                    self._idle.notify_all()
+    def _observe_queued(self, turn: _Turn) -> None:
+        extraction = self.extractor.extract(turn.human, turn.ai, **self._known())
+        self._apply(turn, extraction)
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Background failures, oldest first (each also raised once by :meth:`flush`)."""
+        return self._background.errors
 
     @property
     def last_error(self) -> BaseException | None:
         """The most recent background failure, or ``None``."""
-        return self.errors[-1] if self.errors else None
+        return self._background.last_error
 
     def flush(self, timeout: float | None = None) -> int:
         """Wait until every queued turn is processed.
 
         Returns:
-            How many turns the worker has processed since the updater was created.
+            How many turns the worker has processed since this object was created.
 
         Raises:
             TimeoutError: still busy after ``timeout`` seconds.
             MemoryChainsError: the first background failure not yet raised by a previous
                 ``flush`` (all failures stay in :attr:`errors`).
         """
-        with self._idle:
-            if not self._idle.wait_for(lambda: self._pending == 0, timeout):
-                raise TimeoutError(
-                    f"{self._pending} memory update(s) still queued after {timeout} s: "
-                    "call flush() again or raise the timeout"
-                )
-            new = self.errors[self._reported :]
-            self._reported = len(self.errors)
-            processed = self._processed
-        if new:
-            raise new[0]
-        return processed
+        return self._background.flush(timeout)
 
     def close(self, timeout: float | None = None) -> None:
-        """Process what is queued, then stop the worker (errors stay in :attr:`errors`)."""
-        worker = self._worker
-        if worker is not None and worker.is_alive():
-            self._queue.put(None)
-            worker.join(timeout)
-        self._worker = None
+        """Process what is queued, then stop the worker thread (errors stay in :attr:`errors`)."""
+        self._background.close(timeout)
