@@ -57,24 +57,8 @@ def lcel_asker(parts: dict[str, Any]) -> tuple[Asker, BufferCore]:
     return ask, memory
 
 
-# On 2026-12-01 "Et compare à celui de Lenovo ?" was rewritten "… de Lenovo de Dell XPS 15 ?"
-# (the rewriter's output, shared with the classic chain): Dell ranked first. The answer was
-# right. Not strict: it passes again when the rewriter does.
-_REWRITE_WEAK = {"lenovo-comparison"}
-SCENARIO_PARAMS = [
-    pytest.param(
-        *p.values,
-        id=p.id,
-        marks=[pytest.mark.xfail(reason="rewrite keeps the Dell referent", strict=False)]
-        if p.id in _REWRITE_WEAK
-        else [],
-    )
-    for p in PARAMS
-]
-
-
 @pytest.mark.parametrize("make_asker", [agent_asker, lcel_asker], ids=["agent", "lcel"])
-@pytest.mark.parametrize("scenario", SCENARIO_PARAMS)
+@pytest.mark.parametrize("scenario", PARAMS)
 def test_follow_up_is_answered_with_memory(
     parts: dict[str, Any], scenario: Scenario, make_asker: Callable[..., Any]
 ) -> None:
