@@ -20,9 +20,9 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["BackgroundWorker"]
+__all__ = ["BackgroundWorker", "WithBackground"]
 
 log = logging.getLogger("memory_chains.longterm")
 
@@ -133,3 +133,45 @@ class BackgroundWorker(Generic[T]):
             self._queue.put(None)
             thread.join(timeout)
         self._thread = None
+
+
+class WithBackground:
+    """Mixin: ``errors`` / ``last_error`` / ``flush`` / ``close`` of a ``_background`` worker.
+
+    Example:
+        >>> class Demo(WithBackground):
+        ...     def __init__(self) -> None:
+        ...         self._background = BackgroundWorker(print, name="demo", what="item")
+        >>> d = Demo(); d._background.submit("hi"); d.flush(); d.close()
+        hi
+        1
+    """
+
+    _background: BackgroundWorker[Any]
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Background failures, oldest first (each also raised once by :meth:`flush`)."""
+        return self._background.errors
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The most recent background failure, or ``None``."""
+        return self._background.last_error
+
+    def flush(self, timeout: float | None = None) -> int:
+        """Wait until every queued turn is processed.
+
+        Returns:
+            How many turns the worker has processed since this object was created.
+
+        Raises:
+            TimeoutError: still busy after ``timeout`` seconds.
+            MemoryChainsError: the first background failure not yet raised by a previous
+                ``flush`` (all failures stay in :attr:`errors`).
+        """
+        return self._background.flush(timeout)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Process what is queued, then stop the worker thread (errors stay in :attr:`errors`)."""
+        self._background.close(timeout)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from memory_chains.errors import InvalidInputError
-from memory_chains.longterm._background import BackgroundWorker
+from memory_chains.longterm._background import BackgroundWorker, WithBackground
 from memory_chains.longterm._extract import (
     Extractor,
     LongTermExtraction,
@@ -108,7 +108,7 @@ class _Turn:
     when: float
 
 
-class LongTermMemory:
+class LongTermMemory(WithBackground):
     """Long-term memory of one user across sessions: a profile and durable facts.
 
     Args:
@@ -374,33 +374,6 @@ class LongTermMemory:
     def _observe_queued(self, turn: _Turn) -> None:
         extraction = self.extractor.extract(turn.human, turn.ai, self._known_keys())
         self._apply(turn, extraction)
-
-    @property
-    def errors(self) -> list[BaseException]:
-        """Background failures, oldest first (each also raised once by :meth:`flush`)."""
-        return self._background.errors
-
-    @property
-    def last_error(self) -> BaseException | None:
-        """The most recent background failure, or ``None``."""
-        return self._background.last_error
-
-    def flush(self, timeout: float | None = None) -> int:
-        """Wait until every queued turn is processed.
-
-        Returns:
-            How many turns the worker has processed since this object was created.
-
-        Raises:
-            TimeoutError: still busy after ``timeout`` seconds.
-            MemoryChainsError: the first background failure not yet raised by a previous
-                ``flush`` (all failures stay in :attr:`errors`).
-        """
-        return self._background.flush(timeout)
-
-    def close(self, timeout: float | None = None) -> None:
-        """Process what is queued, then stop the worker thread (errors stay in :attr:`errors`)."""
-        self._background.close(timeout)
 
     # -- application-level facts ---------------------------------------------------------
     def add_facts(

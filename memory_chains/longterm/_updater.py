@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_chains.errors import InvalidInputError
-from memory_chains.longterm._background import BackgroundWorker
+from memory_chains.longterm._background import BackgroundWorker, WithBackground
 from memory_chains.longterm._combined import TurnExtraction
 from memory_chains.longterm._memory import ObserveReport, _Turn
 from memory_chains.stores import validate_id
@@ -77,7 +77,7 @@ class UpdateReport:
     rejected: tuple[str, ...] = ()
 
 
-class MemoryUpdater:
+class MemoryUpdater(WithBackground):
     """Feed an entity memory and a long-term memory from ONE model call per turn.
 
     Args:
@@ -253,30 +253,3 @@ class MemoryUpdater:
     def _observe_queued(self, turn: _Turn) -> None:
         extraction = self.extractor.extract(turn.human, turn.ai, **self._known())
         self._apply(turn, extraction)
-
-    @property
-    def errors(self) -> list[BaseException]:
-        """Background failures, oldest first (each also raised once by :meth:`flush`)."""
-        return self._background.errors
-
-    @property
-    def last_error(self) -> BaseException | None:
-        """The most recent background failure, or ``None``."""
-        return self._background.last_error
-
-    def flush(self, timeout: float | None = None) -> int:
-        """Wait until every queued turn is processed.
-
-        Returns:
-            How many turns the worker has processed since this object was created.
-
-        Raises:
-            TimeoutError: still busy after ``timeout`` seconds.
-            MemoryChainsError: the first background failure not yet raised by a previous
-                ``flush`` (all failures stay in :attr:`errors`).
-        """
-        return self._background.flush(timeout)
-
-    def close(self, timeout: float | None = None) -> None:
-        """Process what is queued, then stop the worker thread (errors stay in :attr:`errors`)."""
-        self._background.close(timeout)
