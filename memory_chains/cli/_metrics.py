@@ -17,6 +17,8 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add ``metrics`` to the subcommands."""
+    from memory_chains.cli._store_args import add_store_options
+
     parser: argparse.ArgumentParser = sub.add_parser(
         "metrics",
         help="conversation metrics of a stored session",
@@ -25,14 +27,7 @@ def register(sub: Any) -> None:
         "--no-coherence skips it) and how much of the memory offered the answers used. "
         "Reads the store; no chat model is called.",
     )
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        default=None,
-        help="store URL: sqlite:///file, redis://host:port/db, postgresql://user@host/db "
-        "(default: MEMORY_CHAINS_STORE, else memory.sqlite3 under MEMORY_CHAINS_HOME)",
-    )
-    parser.add_argument("--user", metavar="U", required=True, help="user id")
+    add_store_options(parser, user_required=True)
     parser.add_argument("--session", metavar="S", required=True, help="session id")
     parser.add_argument(
         "--assume-window",

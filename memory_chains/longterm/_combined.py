@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +48,10 @@ from memory_chains.entities._types import (
     Extraction,
     resolve_types,
 )
-from memory_chains.errors import InvalidInputError, MalformedOutputError, ModelCallError
+from memory_chains.errors import InvalidInputError, MalformedOutputError
+from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains.longterm._extract import _SCHEMA as _LONG_TERM_SCHEMA
-from memory_chains.longterm._extract import LongTermExtraction, _content, parse_extraction
+from memory_chains.longterm._extract import LongTermExtraction, parse_extraction
 
 __all__ = ["TurnExtraction", "TurnExtractor"]
 
@@ -181,6 +182,9 @@ class _Prompt:
     response_format: Mapping[str, Any]
 
 
+_Request = tuple[_Prompt, str, list[Any]]  # (prompt, the turn's text, messages to send)
+
+
 class TurnExtractor:
     """Entities, relations, profile updates and facts of a turn with ONE model call.
 
@@ -253,17 +257,8 @@ class TurnExtractor:
         ``human`` and ``ai`` must already be masked; each is cut at 1,500 characters as
         in the entity memory.
         """
-        prompt, text, messages = self._request(human, ai, types, known_entities, known_keys)
-        raw = ""
-        for attempt in range(self.retries + 1):
-            try:
-                reply = self.model.invoke(messages, **self._kwargs(prompt))
-            except Exception as exc:  # any provider error: mapped, memory untouched
-                raise ModelCallError(f"the turn extraction call failed: {exc!r}") from exc
-            result, raw = self._judge(reply, attempt, prompt, text, known_entities)
-            if result is not None:
-                return result
-        raise self._give_up(raw)
+        request = self._request(human, ai, types, known_entities, known_keys)
+        return run(self._steps(request, known_entities), self.model)
 
     async def aextract(
         self,
@@ -275,17 +270,8 @@ class TurnExtractor:
         known_keys: Sequence[str] = (),
     ) -> TurnExtraction:
         """Async :meth:`extract` (only the model call differs)."""
-        prompt, text, messages = self._request(human, ai, types, known_entities, known_keys)
-        raw = ""
-        for attempt in range(self.retries + 1):
-            try:
-                reply = await self.model.ainvoke(messages, **self._kwargs(prompt))
-            except Exception as exc:  # any provider error: mapped, memory untouched
-                raise ModelCallError(f"the turn extraction call failed: {exc!r}") from exc
-            result, raw = self._judge(reply, attempt, prompt, text, known_entities)
-            if result is not None:
-                return result
-        raise self._give_up(raw)
+        request = self._request(human, ai, types, known_entities, known_keys)
+        return await arun(self._steps(request, known_entities), self.model)
 
     def messages(
         self,
@@ -300,6 +286,23 @@ class TurnExtractor:
         return self._request(human, ai, types, known_entities, known_keys)[2]
 
     # -- helpers --------------------------------------------------------------------------
+    def _steps(
+        self, request: _Request, known_entities: Sequence[str]
+    ) -> Generator[Call, Any, TurnExtraction]:
+        prompt, text, messages = request
+        options = call_options(self.max_tokens, prompt.response_format if self.structured else None)
+
+        def judge(raw: str, calls: int) -> TurnExtraction | None:
+            return self._judge(raw, calls, prompt, text, known_entities)
+
+        return attempts(
+            Call(messages, options),
+            judge,
+            retries=self.retries,
+            what="turn extraction",
+            give_up=self._give_up,
+        )
+
     def _request(
         self,
         human: str,
@@ -307,9 +310,8 @@ class TurnExtractor:
         types: str | Sequence[str],
         known_entities: Sequence[str],
         known_keys: Sequence[str],
-    ) -> tuple[_Prompt, str, list[Any]]:
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-
+    ) -> _Request:
+        """The prompt, the turn's text and the messages; a bad turn raises here."""
         text = _entity_turn_text(human, ai)  # checks both are strings
         if not human.strip():
             raise InvalidInputError("the human message is empty: there is nothing to extract")
@@ -319,10 +321,7 @@ class TurnExtractor:
             head += f"Known entities: {'; '.join(list(known_entities)[:10])}\n"
         if known_keys:
             head += f"Known keys: {', '.join(list(known_keys)[:15])}\n"
-        kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
-        messages: list[Any] = [kinds[role](content=content) for role, content in prompt.prefix]
-        messages.append(HumanMessage(content=head + text))
-        return prompt, text, messages
+        return prompt, text, chat_messages(prompt.prefix, head + text)
 
     def _prompt(self, types: tuple[str, ...]) -> _Prompt:
         cached = self._prompts.get(types)
@@ -359,33 +358,20 @@ class TurnExtractor:
         self._prompts[types] = prompt
         return prompt
 
-    def _kwargs(self, prompt: _Prompt) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"max_tokens": self.max_tokens}
-        if self.structured:
-            kwargs["response_format"] = dict(prompt.response_format)
-        return kwargs
-
     def _judge(
-        self,
-        reply: Any,
-        attempt: int,
-        prompt: _Prompt,
-        text: str,
-        known_entities: Sequence[str],
-    ) -> tuple[TurnExtraction | None, str]:
-        """Both parts of one answer, or ``(None, raw)`` when either is unusable."""
+        self, raw: str, calls: int, prompt: _Prompt, text: str, known_entities: Sequence[str]
+    ) -> TurnExtraction | None:
+        """Both parts of one answer, or ``None`` when either is unusable."""
         self.calls += 1
-        calls = attempt + 1
-        raw = _content(reply)
         entities = self._entities._parse(raw, prompt.entity, calls)
         long_term = parse_extraction(raw, calls)
         if entities is None or long_term is None:
-            return None, raw
+            return None
         rejected = [*_unusable_entities(raw, len(entities.mentions)), *long_term.rejected]
         entities = self._entities._with_patterns(
             entities, text, prompt.entity.types, known_entities
         )
-        return TurnExtraction(entities, long_term, calls, tuple(rejected), raw), raw
+        return TurnExtraction(entities, long_term, calls, tuple(rejected), raw)
 
     def _give_up(self, raw: str) -> MalformedOutputError:
         return MalformedOutputError(

@@ -29,13 +29,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from memory_chains._folding import fold
 from memory_chains.entities._repair import parse_json_object
-from memory_chains.errors import InvalidInputError, MalformedOutputError, ModelCallError
+from memory_chains.errors import InvalidInputError, MalformedOutputError
+from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains.longterm._facts import FactCandidate
 from memory_chains.longterm._profile import ProfileEntry, normalize_key
 
@@ -179,6 +180,7 @@ _SCHEMA: dict[str, Any] = {
     },
     "required": ["profile", "facts"],
 }
+_RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "longterm", "schema": _SCHEMA}}
 
 
 def _turn_text(human: str, ai: str, known_keys: Sequence[str]) -> str:
@@ -290,27 +292,37 @@ class LongTermExtractor:
             prefix.append(("assistant", json.dumps(answer, ensure_ascii=False)))
         return tuple(prefix)
 
-    def _messages(self, human: str, ai: str, known_keys: Sequence[str]) -> list[Any]:
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    def extract(
+        self, human: str, ai: str = "", known_keys: Sequence[str] = ()
+    ) -> LongTermExtraction:
+        """Extract from one turn (``known_keys``: fact slots already in memory)."""
+        return run(self._steps(human, ai, known_keys), self.model)
 
-        kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
-        messages: list[Any] = [kinds[role](content=content) for role, content in self._prefix]
-        messages.append(HumanMessage(content=_turn_text(human, ai, known_keys)))
-        return messages
+    async def aextract(
+        self, human: str, ai: str = "", known_keys: Sequence[str] = ()
+    ) -> LongTermExtraction:
+        """Async :meth:`extract` (only the model call differs)."""
+        return await arun(self._steps(human, ai, known_keys), self.model)
 
-    def _kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"max_tokens": self.max_tokens}
-        if self.structured:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "longterm", "schema": _SCHEMA},
-            }
-        return kwargs
+    def _steps(
+        self, human: str, ai: str, known_keys: Sequence[str]
+    ) -> Generator[Call, Any, LongTermExtraction]:
+        # Not a generator itself: a bad turn raises here, before any call.
+        call = Call(
+            chat_messages(self._prefix, _turn_text(human, ai, known_keys)),
+            call_options(self.max_tokens, _RESPONSE_FORMAT if self.structured else None),
+        )
+        return attempts(
+            call,
+            self._judge,
+            retries=self.retries,
+            what="long-term extraction",
+            give_up=self._give_up,
+        )
 
-    def _judge(self, reply: Any, attempt: int) -> tuple[LongTermExtraction | None, str]:
+    def _judge(self, raw: str, calls: int) -> LongTermExtraction | None:
         self.calls += 1
-        raw = _content(reply)
-        return parse_extraction(raw, attempt + 1), raw
+        return parse_extraction(raw, calls)
 
     def _give_up(self, raw: str) -> MalformedOutputError:
         return MalformedOutputError(
@@ -319,45 +331,6 @@ class LongTermExtractor:
             "RuleLongTermExtractor as a fallback",
             raw=raw,
         )
-
-    def extract(
-        self, human: str, ai: str = "", known_keys: Sequence[str] = ()
-    ) -> LongTermExtraction:
-        """Extract from one turn (``known_keys``: fact slots already in memory)."""
-        messages = self._messages(human, ai, known_keys)
-        raw = ""
-        for attempt in range(self.retries + 1):
-            try:
-                reply = self.model.invoke(messages, **self._kwargs())
-            except Exception as exc:  # any provider error: mapped, memory untouched
-                raise ModelCallError(f"the long-term extraction call failed: {exc!r}") from exc
-            result, raw = self._judge(reply, attempt)
-            if result is not None:
-                return result
-        raise self._give_up(raw)
-
-    async def aextract(
-        self, human: str, ai: str = "", known_keys: Sequence[str] = ()
-    ) -> LongTermExtraction:
-        """Async :meth:`extract` (only the model call differs)."""
-        messages = self._messages(human, ai, known_keys)
-        raw = ""
-        for attempt in range(self.retries + 1):
-            try:
-                reply = await self.model.ainvoke(messages, **self._kwargs())
-            except Exception as exc:  # any provider error: mapped, memory untouched
-                raise ModelCallError(f"the long-term extraction call failed: {exc!r}") from exc
-            result, raw = self._judge(reply, attempt)
-            if result is not None:
-                return result
-        raise self._give_up(raw)
-
-
-def _content(message: Any) -> str:
-    content = getattr(message, "content", message)
-    if isinstance(content, list):  # content blocks
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-    return str(content)
 
 
 # -- rules -------------------------------------------------------------------------------

@@ -339,3 +339,35 @@ def test_combined_prompt_is_shorter_than_the_two_separate_prompts() -> None:
     TurnExtractor(model, patterns=None).extract(HUMAN, AI, types=types)
     entity_call, long_term_call, combined_call = model.calls
     assert size(combined_call) < 0.85 * (size(entity_call) + size(long_term_call))
+
+
+# -- both extractors share one retry loop, driven sync or async ------------------------------
+@pytest.mark.parametrize("kind", ["turn", "long-term"])
+async def test_sync_and_async_extraction_retry_and_fail_alike(kind: str) -> None:
+    from memory_chains.longterm import LongTermExtractor
+
+    good = GOOD if kind == "turn" else json.dumps({"profile": [LANG], "facts": [CITY]})
+    scripts: list[list[Any]] = [["{oops", good], [RuntimeError("server down")], ["no", "nope"]]
+
+    async def outcomes(flavour: str) -> list[tuple[object, ...]]:
+        seen: list[tuple[object, ...]] = []
+        for replies in scripts:
+            model = ScriptedChatModel(replies=list(replies))
+            x = TurnExtractor(model) if kind == "turn" else LongTermExtractor(model)
+            try:
+                result = x.extract(HUMAN, AI) if flavour == "sync" else await x.aextract(HUMAN, AI)
+            except (ModelCallError, MalformedOutputError) as exc:
+                raw = exc.raw if isinstance(exc, MalformedOutputError) else None
+                cause = type(exc.__cause__).__name__
+                seen.append((type(exc).__name__, str(exc), raw, cause, x.calls, len(model.calls)))
+            else:
+                seen.append((result, x.calls, len(model.calls)))
+        return seen
+
+    sync = await outcomes("sync")
+    assert await outcomes("async") == sync
+    (result, calls, sent), failed, malformed = sync
+    assert result.model_calls == calls == sent == 2  # type: ignore[attr-defined]
+    assert failed[:1] == ("ModelCallError",) and failed[3:] == ("RuntimeError", 0, 1)
+    assert f"the {kind} extraction call failed" in str(failed[1])
+    assert malformed[0] == "MalformedOutputError" and malformed[2:] == ("nope", "NoneType", 2, 2)
