@@ -233,7 +233,7 @@ def history_aware_retriever(
         >>> r = history_aware_retriever(echo, QueryRewriter(use_model=False))
         >>> history = [("human", "Parle-moi de l'ASUS ROG Strix G15."), ("ai", "Très bon choix.")]
         >>> r.invoke({"input": "Et la carte graphique ?", "chat_history": history})[0].page_content
-        'Et la carte graphique ? (ASUS ROG Strix G15)'
+        "Et la carte graphique d'ASUS ROG Strix G15 ?"
     """
     memories = (
         None if memory is None else memory if isinstance(memory, Memories) else Memories(memory)

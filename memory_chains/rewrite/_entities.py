@@ -85,6 +85,25 @@ def _names_in(text: str) -> list[str]:
     return names
 
 
+def opening_names(turns: Sequence[Turn], limit: int = 2) -> tuple[str, ...]:
+    """The names of the first user turn that names anything: what the conversation is about.
+
+    A long conversation keeps referring to its subject ("he", "the band", "sa garantie")
+    after the turns that named it have left the rewriter's window.
+
+    Example:
+        >>> opening_names([("user", "Bonjour"), ("assistant", "Bonjour !"),
+        ...                ("user", "Parlez-moi du Dell XPS 15"), ("assistant", "Il est fin.")])
+        ('Dell XPS 15',)
+    """
+    for role, text in turns:
+        if role == "user":
+            names = _names_in(text)
+            if names:
+                return tuple(names[:limit])
+    return ()
+
+
 def candidate_entities(
     turns: Sequence[Turn], hints: Iterable[str] = (), limit: int = 6
 ) -> tuple[str, ...]:

@@ -38,8 +38,8 @@ from memory_chains.evaluation.metrics import fold, tokens
 from memory_chains.rewrite._choice import build_choice_messages, choice_format, parse_choice
 from memory_chains.rewrite._detect import Detection, analyse
 from memory_chains.rewrite._ellipsis import complete_ellipsis, ellipsis_focus
-from memory_chains.rewrite._entities import candidate_entities
-from memory_chains.rewrite._fallback import _names_own_subject, fallback_rewrite
+from memory_chains.rewrite._entities import candidate_entities, opening_names
+from memory_chains.rewrite._fallback import _names_own_subject, fallback_rewrite, salient_person
 from memory_chains.rewrite._history import Turn, normalise_history
 from memory_chains.rewrite._prompt import RESPONSE_FORMAT, build_messages
 from memory_chains.rewrite._template import (
@@ -154,6 +154,12 @@ class _Plan:
     turns: tuple[Turn, ...]
     candidates: tuple[str, ...]
     started: float
+    history: tuple[Turn, ...] = ()
+
+    def fallback(self, candidates: Sequence[str] | None = None) -> str:
+        """The deterministic rewrite of this plan (``candidates`` first when given)."""
+        names = self.candidates if candidates is None else candidates
+        return fallback_rewrite(self.question, names, self.turns, history=self.history)
 
 
 class QueryRewriter:
@@ -162,11 +168,14 @@ class QueryRewriter:
     Args:
         llm: the chat model; ``None`` uses :func:`memory_chains.providers.get_chat_model`
             on the first question that needs it.
-        max_history_turns: how many of the latest messages the model sees.
+        max_history_turns: how many of the latest messages the model sees. The names of
+            the conversation's first user turn that names anything (its subject) stay
+            candidates after that turn has left this window.
         n_queries: how many search queries :attr:`RewriteResult.queries` holds (1-3): the
             standalone question, then the last user turn + the question, then the question
             expanded with the most recent referent.
-        use_model: ``False`` never calls a model (deterministic fallback only).
+        use_model: ``False`` never calls a model: the rules of the ``"choice"`` strategy
+            settle what they can, the deterministic fallback the rest.
         language_hint: ``"fr"`` or ``"en"`` to skip language detection.
         strategy: ``"choice"`` (rules first, then the model picks the referent among the
             candidates, then the free rewrite if it picks none) or ``"free"`` (the model
@@ -272,7 +281,8 @@ class QueryRewriter:
         if isinstance(entities, str):
             raise InvalidInputError("entities must be a sequence of names, not a string")
         question = " ".join(question.split())
-        turns = normalise_history(history)[-self.max_history_turns :]
+        conversation = normalise_history(history)
+        turns = conversation[-self.max_history_turns :]
         detection = analyse(question, self.language_hint)
         if detection.standalone or not turns:
             return RewriteResult(
@@ -283,10 +293,15 @@ class QueryRewriter:
                 model_calls=0,
                 latency_s=time.perf_counter() - started,
             )
-        candidates = candidate_entities(turns, entities)
-        plan = _Plan(question, detection, turns, candidates, started)
+        # What the conversation opened with stays a candidate after it leaves the window.
+        hints = (*opening_names(conversation), *entities)
+        candidates = candidate_entities(turns, hints)
+        plan = _Plan(question, detection, turns, candidates, started, conversation)
         if not self.use_model:
-            return self._result(plan, fallback_rewrite(question, candidates, turns), "fallback")
+            decided = self._decide(plan) if self.strategy == "choice" else None
+            if decided is not None:
+                return self._result(plan, decided, "template")
+            return self._result(plan, plan.fallback(), "fallback")
         return plan
 
     def _decide(self, plan: _Plan) -> str | None:
@@ -300,6 +315,9 @@ class QueryRewriter:
         usable = self._usable(plan)
         if len(usable) == 1 and self._topical(plan, usable[0]) and not _names_itself(plan):
             return template_rewrite(plan.question, usable[0])
+        person = salient_person(plan.question, usable, plan.history or plan.turns)
+        if person:  # "he" in a conversation about one person
+            return template_rewrite(plan.question, person)
         return None
 
     @staticmethod
@@ -340,7 +358,7 @@ class QueryRewriter:
                 usage.count(reply)
                 if isinstance(reply, BaseException):
                     error = f"model call failed: {type(reply).__name__}: {reply}"
-                    fallback = fallback_rewrite(plan.question, plan.candidates, plan.turns)
+                    fallback = plan.fallback()
                     return self._result(plan, fallback, "fallback", usage=usage, error=error)
                 raw = _text(reply)
                 try:
@@ -364,7 +382,7 @@ class QueryRewriter:
         return self._finish(plan, reply, usage)
 
     def _finish(self, plan: _Plan, reply: _Reply, usage: _Usage) -> RewriteResult:
-        fallback = fallback_rewrite(plan.question, plan.candidates, plan.turns)
+        fallback = plan.fallback()
         if isinstance(reply, BaseException):
             error = f"model call failed: {type(reply).__name__}: {reply}"
             return self._result(plan, fallback, "fallback", usage=usage, error=error)
@@ -384,7 +402,7 @@ class QueryRewriter:
             if self._grounded(plan, referent):
                 # The model found the referent but copied the question: put it in.
                 candidates = (referent, *plan.candidates)
-                repaired = fallback_rewrite(plan.question, candidates, plan.turns)
+                repaired = plan.fallback(candidates)
                 error = f"the model copied the question; its referent {referent!r} was used"
                 return self._result(plan, repaired, "fallback", usage=usage, error=error)
             problem = "the model left the reference unresolved"
@@ -393,7 +411,7 @@ class QueryRewriter:
             if self._grounded(plan, referent):
                 # The model's referent is usually right even when its question is not.
                 candidates = (referent, *plan.candidates)
-                fallback = fallback_rewrite(plan.question, candidates, plan.turns)
+                fallback = plan.fallback(candidates)
             return self._result(plan, fallback, "fallback", usage=usage, error=error)
         return self._result(plan, rewrite, "model", usage=usage)
 
@@ -471,7 +489,7 @@ class QueryRewriter:
         last_user = next((text for role, text in reversed(plan.turns) if role == "user"), "")
         if last_user:
             queries.append(f"{last_user} {plan.question}")
-        queries.append(fallback_rewrite(plan.question, plan.candidates, plan.turns))
+        queries.append(plan.fallback())
         unique = list(dict.fromkeys(queries))
         return tuple(unique[: self.n_queries])
 

@@ -20,7 +20,7 @@ from memory_chains.evaluation.metrics import fold
 from memory_chains.rewrite._detect import analyse, detect_language
 from memory_chains.rewrite._ellipsis import ellipsis_focus
 from memory_chains.rewrite._entities import _names_in
-from memory_chains.rewrite._fallback import _substitute
+from memory_chains.rewrite._fallback import _VOWEL, _of, _substitute
 from memory_chains.rewrite._history import Turn
 
 __all__ = ["ellipsis_rewrite", "focus_name", "ordinal_referent", "template_rewrite"]
@@ -54,7 +54,13 @@ _FR_DEMONSTRATIVE = re.compile(
 _FR_PRONOUN_DEMONSTRATIVE = re.compile(r"\b(celui|celle|ceux|celles)-(ci|là)\b", re.IGNORECASE)
 _EN_DEMONSTRATIVE = re.compile(r"\b(this|that|these|those)\s+(one|ones)\b", re.IGNORECASE)
 _FR_THERE = re.compile(r"\b(y aller|s'y rendre|y circuler)\b", re.IGNORECASE)
-_EN_THERE = re.compile(r"\bthere\b(?!\s+(is|are|was|were)\b)", re.IGNORECASE)
+# "there" as a place, not the existential "there is" / "is there" / "there's".
+_EN_THERE = re.compile(
+    r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)\bthere\b"
+    r"(?!\s+(?:is|are|was|were|will|would|be)\b|')",
+    re.IGNORECASE,
+)
+_EN_TO_THERE = re.compile(r"\b(?:get|go|going|travel|fly|drive|walk|come|move|back)\s+$", re.I)
 _OWNER = re.compile(
     r"^(?:celui|celle|ceux|celles|that|those|the one)\s+(?:de la |de l'|du |des |de |d'|of the "
     r"|of |from the |from )",
@@ -71,12 +77,14 @@ _DETERMINER = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"[A-Z]|\d")
-_VOWEL = re.compile(r"^[aeiouyhàâéèêëîïôöùûü]", re.IGNORECASE)
-
-
-def _of(name: str) -> str:
-    """French "de" + name, elided before a vowel ("d'ASUS ROG Strix G15")."""
-    return f"d'{name}" if _VOWEL.match(name) else f"de {name}"
+# "de le cours" → "du cours" once a demonstrative became an article.
+_CONTRACTED = {
+    ("de", "le "): "du ",
+    ("de", "les "): "des ",
+    ("à", "le "): "au ",
+    ("à", "les "): "aux ",
+}
+_BEFORE_ARTICLE = re.compile(r"\b(de|à)\s+$", re.IGNORECASE)
 
 
 def _capitalised(text: str) -> str:
@@ -143,7 +151,15 @@ def _replace_demonstrative(question: str, referent: str) -> str | None:
             if det == "ces"
             else ("l'" if _VOWEL.match(noun) else ("la " if det == "cette" else "le "))
         )
-        return question[: m.start()] + f"{article}{noun} {referent}" + question[m.end() :]
+        before = question[: m.start()]
+        preposition = _BEFORE_ARTICLE.search(before)
+        if preposition and (preposition.group(1).lower(), article) in _CONTRACTED:
+            before = before[: preposition.start()]
+            article = _CONTRACTED[preposition.group(1).lower(), article]
+        # a proper name in apposition ("le modèle HP Pavilion 14"), else a complement ("les
+        # cours d'aquagym")
+        named = referent if _NAME.match(referent) else _of(referent)
+        return before + f"{article}{noun} {named}" + question[m.end() :]
     m = _EN_DEMONSTRATIVE.search(question)
     if m:
         return question[: m.start()] + f"the {referent}" + question[m.end() :]
@@ -163,7 +179,8 @@ def _replace_there(question: str, referent: str, french: bool) -> str | None:
         return None
     m = _EN_THERE.search(question)
     if m:
-        return question[: m.start()] + f"in {referent}" + question[m.end() :]
+        preposition = "to" if _EN_TO_THERE.search(question[: m.start()]) else "in"
+        return question[: m.start()] + f"{preposition} {referent}" + question[m.end() :]
     return None
 
 
