@@ -20,8 +20,8 @@ from memory_chains.evaluation.metrics import fold
 from memory_chains.rewrite._detect import analyse, detect_language
 from memory_chains.rewrite._ellipsis import ellipsis_focus
 from memory_chains.rewrite._entities import _names_in
-from memory_chains.rewrite._fallback import _VOWEL, _of, _substitute
 from memory_chains.rewrite._history import Turn
+from memory_chains.rewrite._substitute import _VOWEL, _of, _substitute
 
 __all__ = ["ellipsis_rewrite", "focus_name", "ordinal_referent", "template_rewrite"]
 

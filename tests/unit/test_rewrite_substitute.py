@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from memory_chains.rewrite import fallback_rewrite
-from memory_chains.rewrite._fallback import _substitute
+from memory_chains.rewrite._substitute import _substitute
 from memory_chains.rewrite._template import template_rewrite
 
 
