@@ -322,7 +322,7 @@ class QueryRewriter:
 
     @staticmethod
     def _topical(plan: _Plan, name: str) -> bool:
-        """True for a name the user brought up, or a product-like name (with a digit).
+        """True for a name the user brought up (at any point), or a product-like name (digit).
 
         A lone name only from the assistant ("avec Camille", "en France") is often not what
         the follow-up is about: the model checks it (and may answer "none").
@@ -330,7 +330,8 @@ class QueryRewriter:
         if any(ch.isdigit() for ch in name):
             return True
         folded = fold(name)
-        return any(role == "user" and folded in fold(text) for role, text in plan.turns)
+        said = plan.history or plan.turns
+        return any(role == "user" and folded in fold(text) for role, text in said)
 
     @staticmethod
     def _usable(plan: _Plan) -> list[str]:

@@ -350,6 +350,18 @@ def test_the_opening_subject_reaches_beyond_the_history_window() -> None:
     assert off.model_calls == 0
 
 
+def test_the_opening_subject_alone_is_settled_without_the_model() -> None:
+    long = [
+        ("user", "Parlez-moi du cours de Pilates Reformer."),
+        ("assistant", "Il a lieu le mardi."),
+        *[("user", "Faut-il réserver ?"), ("assistant", "Oui, la veille.")] * 3,
+    ]
+    llm = ScriptedChatModel(replies=[])
+    result = QueryRewriter(llm, max_history_turns=4).rewrite("Quel est son tarif ?", long)
+    assert llm.calls == [] and result.method == "template"
+    assert result.standalone == "Quel est le tarif de Pilates Reformer ?"
+
+
 def test_a_person_is_found_by_mentions_over_the_whole_conversation() -> None:
     history = [
         ("user", "Harold Shipman"),
