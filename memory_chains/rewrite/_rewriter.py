@@ -151,10 +151,10 @@ class _Usage:
 class _Plan:
     question: str
     detection: Detection
-    turns: tuple[Turn, ...]
+    turns: tuple[Turn, ...]  # the window the model sees
     candidates: tuple[str, ...]
     started: float
-    history: tuple[Turn, ...] = ()
+    history: tuple[Turn, ...]  # the whole conversation
 
     def fallback(self, candidates: Sequence[str] | None = None) -> str:
         """The deterministic rewrite of this plan (``candidates`` first when given)."""
@@ -315,7 +315,7 @@ class QueryRewriter:
         usable = self._usable(plan)
         if len(usable) == 1 and self._topical(plan, usable[0]) and not _names_itself(plan):
             return template_rewrite(plan.question, usable[0])
-        person = salient_person(plan.question, usable, plan.history or plan.turns)
+        person = salient_person(plan.question, usable, plan.history)
         if person:  # "he" in a conversation about one person
             return template_rewrite(plan.question, person)
         return None
@@ -330,8 +330,7 @@ class QueryRewriter:
         if any(ch.isdigit() for ch in name):
             return True
         folded = fold(name)
-        said = plan.history or plan.turns
-        return any(role == "user" and folded in fold(text) for role, text in said)
+        return any(role == "user" and folded in fold(text) for role, text in plan.history)
 
     @staticmethod
     def _usable(plan: _Plan) -> list[str]:
