@@ -53,7 +53,6 @@ _FR_DEMONSTRATIVE = re.compile(
 )
 _FR_PRONOUN_DEMONSTRATIVE = re.compile(r"\b(celui|celle|ceux|celles)-(ci|là)\b", re.IGNORECASE)
 _EN_DEMONSTRATIVE = re.compile(r"\b(this|that|these|those)\s+(one|ones)\b", re.IGNORECASE)
-_FR_THERE = re.compile(r"\b(y aller|s'y rendre|y circuler)\b", re.IGNORECASE)
 # "there" as a place, not the existential "there is" / "is there" / "there's".
 _EN_THERE = re.compile(
     r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)\bthere\b"
@@ -166,22 +165,13 @@ def _replace_demonstrative(question: str, referent: str) -> str | None:
     return None
 
 
-def _replace_there(question: str, referent: str, french: bool) -> str | None:
-    if french:
-        m = _FR_THERE.search(question)
-        if m:
-            verb = {"y aller": "aller", "s'y rendre": "se rendre", "y circuler": "circuler"}
-            return (
-                question[: m.start()]
-                + f"{verb[m.group(1).lower()]} à {referent}"
-                + (question[m.end() :])
-            )
-        return None
+def _replace_there(question: str, referent: str) -> str | None:
+    """English "there" as a place: "get there" → "get to X" (French: see ``_substitute``)."""
     m = _EN_THERE.search(question)
-    if m:
-        preposition = "to" if _EN_TO_THERE.search(question[: m.start()]) else "in"
-        return question[: m.start()] + f"{preposition} {referent}" + question[m.end() :]
-    return None
+    if m is None:
+        return None
+    preposition = "to" if _EN_TO_THERE.search(question[: m.start()]) else "in"
+    return question[: m.start()] + f"{preposition} {referent}" + question[m.end() :]
 
 
 def template_rewrite(question: str, referent: str) -> str:
@@ -203,7 +193,7 @@ def template_rewrite(question: str, referent: str) -> str:
     french = detect_language(q) == "fr"
     for step in (
         lambda: _replace_ordinal(q, referent),
-        lambda: _replace_there(q, referent, french),
+        lambda: None if french else _replace_there(q, referent),
         lambda: _substitute(q, referent),
         lambda: _replace_demonstrative(q, referent),
     ):
