@@ -280,18 +280,19 @@ def _summary(items: list[dict[str, Any]], k: int) -> dict[str, Any]:
 def canard_history(turns: Sequence[str]) -> list[tuple[str, str]]:
     """CANARD's ``History`` (title, section, then Q/A alternating) as chat turns.
 
-    The title and section become user turns (the topic the user opened); questions are user
-    turns and answers assistant turns.
+    The article's title and section are one opening user turn, ``"Title: Section"``: what
+    the user said the conversation is about (the rewriter's conversation subject); then
+    questions are user turns and answers assistant turns.
 
     Example:
-        >>> turns = canard_history(["Frank Zappa", "Disbandment", "Who left?", "Ray Collins"])
-        >>> [role for role, _ in turns]
-        ['user', 'user', 'user', 'assistant']
+        >>> canard_history(["Frank Zappa", "Disbandment", "Who left?", "Ray Collins"])
+        [('user', 'Frank Zappa: Disbandment'), ('user', 'Who left?'), ('assistant', 'Ray Collins')]
     """
-    out: list[tuple[str, str]] = []
-    for index, text in enumerate(turns):
-        role = "user" if index < 2 or index % 2 == 0 else "assistant"
-        out.append((role, text))
+    if len(turns) < 2:
+        return [("user", text) for text in turns]
+    out: list[tuple[str, str]] = [("user", f"{turns[0]}: {turns[1]}")]
+    for index, text in enumerate(turns[2:]):
+        out.append(("user" if index % 2 == 0 else "assistant", text))
     return out
 
 

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from memory_chains.errors import InvalidInputError, ModelCallError
 
 __all__ = ["check_response", "chunk_from_event", "result_from_response", "to_llama_messages"]
+
+_log = logging.getLogger(__name__)
 
 
 _ROLES: dict[type[BaseMessage], str] = {
@@ -87,6 +90,18 @@ def check_response(response: Any) -> dict[str, Any]:
         detail = str(error.get("message", error) if isinstance(error, dict) else error)
         hint = " (raise MEMORY_CHAINS_N_CTX or shorten the prompt)" if "context" in detail else ""
         raise ModelCallError(f"llama.cpp returned an error: {detail}{hint}")
+    timings = response.get("timings")
+    if isinstance(timings, Mapping) and _log.isEnabledFor(logging.DEBUG):
+        # Where a call's seconds went: prompt tokens computed vs reused from the cache.
+        _log.debug(
+            "llama.cpp call: %s prompt tokens computed (+%s cached) in %.1f s, "
+            "%s generated in %.1f s",
+            timings.get("prompt_n"),
+            timings.get("cache_n"),
+            float(timings.get("prompt_ms", 0)) / 1000,
+            timings.get("predicted_n"),
+            float(timings.get("predicted_ms", 0)) / 1000,
+        )
     return response
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from memory_chains.evaluation.metrics import fold
 from memory_chains.rewrite._history import Turn
 
 
@@ -102,6 +103,61 @@ def opening_names(turns: Sequence[Turn], limit: int = 2) -> tuple[str, ...]:
             if names:
                 return tuple(names[:limit])
     return ()
+
+
+def conversation_subject(turns: Sequence[Turn]) -> str:
+    """What the conversation is still about: its opening subject, until the user moves on.
+
+    The first name of the first user turn that names anything, as long as no later user
+    turn names something else (a name sharing no word with it); "" otherwise, and when the
+    opening turn coordinates two names ("A et B", "A or B"). A follow-up
+    that names nothing is about this subject even when the latest answers named other
+    things ("the band", "who went with him?" in a conversation opened on a band or a
+    person).
+
+    Example:
+        >>> turns = [("user", "Thor Heyerdahl: Kon-Tiki"), ("assistant", "He sailed to Polynesia."),
+        ...          ("user", "Who financed it?"), ("assistant", "Norwegian investors.")]
+        >>> conversation_subject(turns)
+        'Thor Heyerdahl'
+        >>> conversation_subject([*turns, ("user", "And Jacques Cousteau?")])
+        ''
+        >>> conversation_subject([("user", "Je compare le Dell XPS 15 et le HP Pavilion 14.")])
+        ''
+    """
+    subject = ""
+    for role, text in turns:
+        if role != "user":
+            continue
+        names = _names_in(text)
+        if not names:
+            continue
+        if not subject:
+            if _coordinated(text, names) or _ACRONYM.match(names[0]):
+                # "le Dell XPS 15 et l'ASUS ROG": two subjects, none is *the* one;
+                # "un PC portable": a common noun's acronym, not a subject.
+                return ""
+            subject = names[0]
+            continue
+        words = set(fold(subject).split())
+        if not any(words & set(fold(name).split()) for name in names):
+            return ""
+    return subject
+
+
+_ACRONYM = re.compile(r"^[A-Z]{1,3}$")
+_COORDINATOR = re.compile(r"(?:^|\s)(?:et|and|ou|or|vs\.?|versus|contre)\s|,", re.IGNORECASE)
+
+
+def _coordinated(text: str, names: Sequence[str]) -> bool:
+    """True when the first two ``names`` are coordinated ("A et B", "A or B", "A, B")."""
+    if len(names) < 2:
+        return False
+    first = text.find(names[0])
+    second = text.find(names[1], first + len(names[0]))
+    if first < 0 or second < 0:
+        return False
+    return bool(_COORDINATOR.search(text[first + len(names[0]) : second]))
 
 
 def candidate_entities(

@@ -78,6 +78,24 @@ def salient_person(
     return ranked[0][1] if top >= 2 and top > margin * runner_up else ""
 
 
+def subject_person(question: str, subject: str) -> str:
+    """``subject`` when it is a person's name and ``question`` says "he"/"she"/"his"/"her".
+
+    In a conversation about a person, "he" is that person even when the latest answer
+    named someone else ("Did he regain power?" after an answer about his captors). French
+    "il"/"elle"/"sa" also stand for things: they are left to the other rules.
+
+    Example:
+        >>> subject_person("Who went with him?", "Thor Heyerdahl")
+        'Thor Heyerdahl'
+        >>> subject_person("Who went with them?", "Thor Heyerdahl")
+        ''
+    """
+    if not subject or not _PERSON.match(subject) or not _EN_PERSON_PRONOUN.search(question):
+        return ""
+    return "" if fold(subject) in fold(question) else subject
+
+
 def _people_by_mentions(names: Sequence[str], turns: Sequence[Turn]) -> list[tuple[int, str]]:
     """The person-shaped ``names`` with how often their last word occurs in ``turns``.
 
@@ -98,6 +116,7 @@ def fallback_rewrite(
     turns: Sequence[Turn],
     *,
     history: Sequence[Turn] | None = None,
+    subject: str = "",
 ) -> str:
     """The question with its most likely referent put in, without a model.
 
@@ -117,6 +136,34 @@ def fallback_rewrite(
         >>> fallback_rewrite("Et celle du Lenovo ?", ["Dell XPS 15"], turns)
         'Et celle du Lenovo ? (Quelle est la garantie du ?)'
     """
+    if subject_person(question, subject):
+        candidates = (subject, *(c for c in candidates if c != subject))
+    return with_subject(_fallback(question, candidates, turns, history), subject)
+
+
+def with_subject(rewrite: str, subject: str) -> str:
+    """``rewrite`` with the conversation's subject added when it does not name it.
+
+    The subject goes into the parentheses the fallback appended, or into new ones.
+
+    Example:
+        >>> with_subject("Who went with Easter Island?", "Thor Heyerdahl")
+        'Who went with Easter Island? (Thor Heyerdahl)'
+        >>> with_subject("Et la carte graphique ? (ASUS ROG Strix G15)", "Dell XPS 15")
+        'Et la carte graphique ? (ASUS ROG Strix G15; Dell XPS 15)'
+        >>> with_subject("Did Lew Wallace finish school?", "Lew Wallace")
+        'Did Lew Wallace finish school?'
+    """
+    if not subject or fold(subject) in fold(rewrite):
+        return rewrite
+    if rewrite.endswith(")") and "(" in rewrite:
+        return f"{rewrite[:-1]}; {subject})"
+    return f"{rewrite} ({subject})"
+
+
+def _fallback(
+    question: str, candidates: Sequence[str], turns: Sequence[Turn], history: Sequence[Turn] | None
+) -> str:
     q = question.strip()
     last_user = next((text for role, text in reversed(turns) if role == "user"), "")
     if last_user and _ELLIPSIS.match(q) and _names_own_subject(q, candidates):

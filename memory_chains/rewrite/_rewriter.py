@@ -38,8 +38,18 @@ from memory_chains.evaluation.metrics import fold, tokens
 from memory_chains.rewrite._choice import build_choice_messages, choice_format, parse_choice
 from memory_chains.rewrite._detect import Detection, analyse
 from memory_chains.rewrite._ellipsis import complete_ellipsis, ellipsis_focus
-from memory_chains.rewrite._entities import candidate_entities, opening_names
-from memory_chains.rewrite._fallback import _names_own_subject, fallback_rewrite, salient_person
+from memory_chains.rewrite._entities import (
+    candidate_entities,
+    conversation_subject,
+    opening_names,
+)
+from memory_chains.rewrite._fallback import (
+    _names_own_subject,
+    fallback_rewrite,
+    salient_person,
+    subject_person,
+    with_subject,
+)
 from memory_chains.rewrite._history import Turn, normalise_history
 from memory_chains.rewrite._prompt import RESPONSE_FORMAT, build_messages
 from memory_chains.rewrite._template import (
@@ -155,11 +165,14 @@ class _Plan:
     candidates: tuple[str, ...]
     started: float
     history: tuple[Turn, ...]  # the whole conversation
+    subject: str  # what the conversation is still about ("" when nothing: conversation_subject)
 
     def fallback(self, candidates: Sequence[str] | None = None) -> str:
         """The deterministic rewrite of this plan (``candidates`` first when given)."""
         names = self.candidates if candidates is None else candidates
-        return fallback_rewrite(self.question, names, self.turns, history=self.history)
+        return fallback_rewrite(
+            self.question, names, self.turns, history=self.history, subject=self.subject
+        )
 
 
 class QueryRewriter:
@@ -294,9 +307,14 @@ class QueryRewriter:
                 latency_s=time.perf_counter() - started,
             )
         # What the conversation opened with stays a candidate after it leaves the window.
-        hints = (*opening_names(conversation), *entities)
-        candidates = candidate_entities(turns, hints)
-        plan = _Plan(question, detection, turns, candidates, started, conversation)
+        opening = opening_names(conversation)
+        candidates = candidate_entities(turns, (*opening, *entities))
+        # ... even when the window names enough to fill the candidate list.
+        kept = [name for name in opening if not any(fold(name) in fold(c) for c in candidates)]
+        candidates = (*candidates, *kept)
+        # A question naming something new has moved away from the subject.
+        subject = conversation_subject((*conversation, ("user", question)))
+        plan = _Plan(question, detection, turns, candidates, started, conversation, subject)
         if not self.use_model:
             decided = self._decide(plan) if self.strategy == "choice" else None
             if decided is not None:
@@ -315,7 +333,9 @@ class QueryRewriter:
         usable = self._usable(plan)
         if len(usable) == 1 and self._topical(plan, usable[0]) and not _names_itself(plan):
             return template_rewrite(plan.question, usable[0])
-        person = salient_person(plan.question, usable, plan.history)
+        person = salient_person(plan.question, usable, plan.history) or subject_person(
+            plan.question, plan.subject
+        )
         if person:  # "he" in a conversation about one person
             return template_rewrite(plan.question, person)
         return None
@@ -367,7 +387,9 @@ class QueryRewriter:
                     referent = ""
                     usage.notes.append(f"{bad}: {raw[:120]!r}")
                 if referent:
-                    standalone = template_rewrite(plan.question, referent)
+                    standalone = with_subject(
+                        template_rewrite(plan.question, referent), plan.subject
+                    )
                     return self._result(plan, standalone, "model", usage=usage)
                 usage.notes.append("the model chose no candidate: free rewrite")
         reply = yield _Call(
@@ -473,6 +495,10 @@ class QueryRewriter:
     ) -> RewriteResult:
         usage = usage or _Usage()
         notes = [*usage.notes, *(x for x in (error, note) if x)]
+        if method == "template":
+            # A template that does not name what the conversation is about gets it added
+            # (as the fallback does); the model's own wording is left as it is.
+            standalone = with_subject(standalone, plan.subject)
         return RewriteResult(
             original=plan.question,
             standalone=standalone,

@@ -8,8 +8,8 @@ the fact that page holds. The classic chain (``test_seed_scenarios.py``) and the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +119,39 @@ def source_names(docs: Sequence[Any]) -> list[str]:
         if name not in names:
             names.append(name)
     return names
+
+
+@dataclass
+class Conversations:
+    """Conversations that share opening questions are played once.
+
+    "lenovo-comparison" opens with the whole "dell-warranty" conversation: asking those
+    questions again would only recompute the same answers (temperature 0). ``play`` goes on
+    from the longest conversation already played whose questions start the requested ones,
+    so each answer is computed once per path; the follow-ups are still asked of the live
+    memory that holds the earlier turns.
+
+    Args:
+        start: a new conversation (empty memory): ``(ask, state)``, where ``ask(question)``
+            returns that exchange's result and ``state`` is whatever the test inspects after.
+    """
+
+    start: Callable[[], tuple[Callable[[str], Any], Any]]
+    _played: dict[tuple[str, ...], tuple[Callable[[str], Any], Any, list[Any]]] = field(
+        default_factory=dict
+    )
+
+    def play(self, questions: Sequence[str]) -> tuple[list[Any], Any]:
+        """The results of ``questions`` asked in order, and the conversation's state."""
+        wanted = tuple(questions)
+        prefixes = [p for p in self._played if wanted[: len(p)] == p]
+        if prefixes:
+            prefix = max(prefixes, key=len)
+            ask, state, results = self._played.pop(prefix)  # its memory goes on below
+            results = list(results)
+        else:
+            (ask, state), results = self.start(), []
+        for question in wanted[len(results) :]:
+            results.append(ask(question))
+        self._played[wanted] = (ask, state, results)
+        return results, state

@@ -18,7 +18,14 @@ from langchain.agents import create_agent
 from memory_chains.langchain_v1 import ANSWER_INSTRUCTIONS, MemoryMiddleware, build_lcel_chain
 from memory_chains.memory import BufferCore
 
-from ._scenarios import PARAMS, Scenario, build_parts, check_follow_up, source_names
+from ._scenarios import (
+    PARAMS,
+    Conversations,
+    Scenario,
+    build_parts,
+    check_follow_up,
+    source_names,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -57,14 +64,21 @@ def lcel_asker(parts: dict[str, Any]) -> tuple[Asker, BufferCore]:
     return ask, memory
 
 
-@pytest.mark.parametrize("make_asker", [agent_asker, lcel_asker], ids=["agent", "lcel"])
+@pytest.fixture(scope="module")
+def conversations(parts: dict[str, Any]) -> dict[str, Conversations]:
+    return {
+        "agent": Conversations(lambda: agent_asker(parts)),
+        "lcel": Conversations(lambda: lcel_asker(parts)),
+    }
+
+
+@pytest.mark.parametrize("path", ["agent", "lcel"])
 @pytest.mark.parametrize("scenario", PARAMS)
 def test_follow_up_is_answered_with_memory(
-    parts: dict[str, Any], scenario: Scenario, make_asker: Callable[..., Any]
+    conversations: dict[str, Conversations], scenario: Scenario, path: str
 ) -> None:
-    ask, memory = make_asker(parts)
-    for question in scenario.questions:
-        rewritten, sources, answer = ask(question)
+    results, memory = conversations[path].play(scenario.questions)
+    rewritten, sources, answer = results[-1]
 
     check_follow_up(scenario, scenario.follow_up, rewritten, sources, answer)
     assert [t.human for t in memory.context().turns] == scenario.questions

@@ -16,7 +16,7 @@ import pytest
 from memory_chains.memory import BufferMemory
 from memory_chains.rag import ConversationalRAG, build_chain
 
-from ._scenarios import PARAMS, Scenario, build_parts, check_follow_up
+from ._scenarios import PARAMS, Conversations, Scenario, build_parts, check_follow_up
 
 pytestmark = pytest.mark.integration
 
@@ -33,9 +33,25 @@ def converse(parts: dict[str, Any], questions: list[str], memory: Any) -> list[A
     return [rag.ask(q) for q in questions]
 
 
+@pytest.fixture(scope="module")
+def with_memory(parts: dict[str, Any]) -> Conversations:
+    def start() -> tuple[Any, None]:
+        rag = ConversationalRAG(
+            build_chain(
+                parts["retriever"],
+                llm=parts["llm"],
+                memory=BufferMemory(),
+                rewriter=parts["rewriter"],
+            )
+        )
+        return rag.ask, None
+
+    return Conversations(start)
+
+
 @pytest.mark.parametrize("scenario", PARAMS)
-def test_follow_up_is_answered_with_memory(parts: dict[str, Any], scenario: Scenario) -> None:
-    last = converse(parts, scenario.questions, BufferMemory())[-1]
+def test_follow_up_is_answered_with_memory(with_memory: Conversations, scenario: Scenario) -> None:
+    last = with_memory.play(scenario.questions)[0][-1]
 
     assert last.was_rewritten, last
     check_follow_up(scenario, last.question, last.rewritten, last.source_names(), last.answer)
