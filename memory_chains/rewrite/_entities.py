@@ -105,27 +105,27 @@ def opening_names(turns: Sequence[Turn], limit: int = 2) -> tuple[str, ...]:
     return ()
 
 
-def conversation_subject(turns: Sequence[Turn]) -> str:
-    """What the conversation is still about: its opening subject, until the user moves on.
+def conversation_subject(turns: Sequence[Turn], limit: int = 2) -> tuple[str, ...]:
+    """What the conversation is still about: its opening names, until the user moves on.
 
-    The first name of the first user turn that names anything, as long as no later user
-    turn names something else (a name sharing no word with it); "" otherwise, and when the
-    opening turn coordinates two names ("A et B", "A or B"). A follow-up
-    that names nothing is about this subject even when the latest answers named other
-    things ("the band", "who went with him?" in a conversation opened on a band or a
-    person).
+    The first ``limit`` names of the first user turn that names anything (the thing and
+    its setting: "l'hôtel Belvédère à Annecy", a CANARD article's title and section), as
+    long as no later user turn names only other things (names sharing no word with them);
+    ``()`` otherwise, and when the opening turn coordinates two names ("A et B", "A or
+    B"). A follow-up that names nothing is about this subject even when the latest answers
+    named other things ("the band", "who went with him?").
 
     Example:
-        >>> turns = [("user", "Thor Heyerdahl: Kon-Tiki"), ("assistant", "He sailed to Polynesia."),
+        >>> turns = [("user", "Thor Heyerdahl: the Kon-Tiki raft"), ("assistant", "He sailed."),
         ...          ("user", "Who financed it?"), ("assistant", "Norwegian investors.")]
         >>> conversation_subject(turns)
-        'Thor Heyerdahl'
+        ('Thor Heyerdahl', 'Kon-Tiki')
         >>> conversation_subject([*turns, ("user", "And Jacques Cousteau?")])
-        ''
+        ()
         >>> conversation_subject([("user", "Je compare le Dell XPS 15 et le HP Pavilion 14.")])
-        ''
+        ()
     """
-    subject = ""
+    subject: tuple[str, ...] = ()
     for role, text in turns:
         if role != "user":
             continue
@@ -136,12 +136,12 @@ def conversation_subject(turns: Sequence[Turn]) -> str:
             if _coordinated(text, names) or _ACRONYM.match(names[0]):
                 # "le Dell XPS 15 et l'ASUS ROG": two subjects, none is *the* one;
                 # "un PC portable": a common noun's acronym, not a subject.
-                return ""
-            subject = names[0]
+                return ()
+            subject = tuple(names[:limit])
             continue
-        words = set(fold(subject).split())
+        words = {word for name in subject for word in fold(name).split()}
         if not any(words & set(fold(name).split()) for name in names):
-            return ""
+            return ()
     return subject
 
 

@@ -78,22 +78,22 @@ def salient_person(
     return ranked[0][1] if top >= 2 and top > margin * runner_up else ""
 
 
-def subject_person(question: str, subject: str) -> str:
-    """``subject`` when it is a person's name and ``question`` says "he"/"she"/"his"/"her".
+def subject_person(question: str, subject: Sequence[str]) -> str:
+    """The subject's first name when it is a person's and ``question`` says "he"/"she"…
 
-    In a conversation about a person, "he" is that person even when the latest answer
-    named someone else ("Did he regain power?" after an answer about his captors). French
-    "il"/"elle"/"sa" also stand for things: they are left to the other rules.
+    In a conversation about a person, "he"/"she"/"his"/"her" is that person even when the
+    latest answer named someone else ("Did he regain power?" after an answer about his
+    captors). French "il"/"elle"/"sa" also stand for things: they are left to other rules.
 
     Example:
-        >>> subject_person("Who went with him?", "Thor Heyerdahl")
+        >>> subject_person("Who went with him?", ("Thor Heyerdahl", "Kon-Tiki"))
         'Thor Heyerdahl'
-        >>> subject_person("Who went with them?", "Thor Heyerdahl")
+        >>> subject_person("Who went with them?", ("Thor Heyerdahl",))
         ''
     """
-    if not subject or not _PERSON.match(subject) or not _EN_PERSON_PRONOUN.search(question):
+    if not subject or not _PERSON.match(subject[0]) or not _EN_PERSON_PRONOUN.search(question):
         return ""
-    return "" if fold(subject) in fold(question) else subject
+    return "" if fold(subject[0]) in fold(question) else subject[0]
 
 
 def _people_by_mentions(names: Sequence[str], turns: Sequence[Turn]) -> list[tuple[int, str]]:
@@ -116,7 +116,7 @@ def fallback_rewrite(
     turns: Sequence[Turn],
     *,
     history: Sequence[Turn] | None = None,
-    subject: str = "",
+    subject: Sequence[str] = (),
 ) -> str:
     """The question with its most likely referent put in, without a model.
 
@@ -136,29 +136,33 @@ def fallback_rewrite(
         >>> fallback_rewrite("Et celle du Lenovo ?", ["Dell XPS 15"], turns)
         'Et celle du Lenovo ? (Quelle est la garantie du ?)'
     """
-    if subject_person(question, subject):
-        candidates = (subject, *(c for c in candidates if c != subject))
+    person = subject_person(question, subject)
+    if person:
+        candidates = (person, *(c for c in candidates if c != person))
     return with_subject(_fallback(question, candidates, turns, history), subject)
 
 
-def with_subject(rewrite: str, subject: str) -> str:
-    """``rewrite`` with the conversation's subject added when it does not name it.
+def with_subject(rewrite: str, subject: Sequence[str]) -> str:
+    """``rewrite`` with the names of the conversation's subject it does not contain.
 
-    The subject goes into the parentheses the fallback appended, or into new ones.
+    They go into the parentheses the fallback appended, or into new ones.
 
     Example:
-        >>> with_subject("Who went with Easter Island?", "Thor Heyerdahl")
+        >>> with_subject("Who went with Easter Island?", ("Thor Heyerdahl",))
         'Who went with Easter Island? (Thor Heyerdahl)'
-        >>> with_subject("Et la carte graphique ? (ASUS ROG Strix G15)", "Dell XPS 15")
+        >>> with_subject("Et la carte graphique ? (ASUS ROG Strix G15)", ("Dell XPS 15",))
         'Et la carte graphique ? (ASUS ROG Strix G15; Dell XPS 15)'
-        >>> with_subject("Did Lew Wallace finish school?", "Lew Wallace")
-        'Did Lew Wallace finish school?'
+        >>> with_subject("Did Lew Wallace finish school?", ("Lew Wallace", "Ben-Hur"))
+        'Did Lew Wallace finish school? (Ben-Hur)'
     """
-    if not subject or fold(subject) in fold(rewrite):
+    folded = fold(rewrite)
+    missing = [name for name in subject if fold(name) not in folded]
+    if not missing:
         return rewrite
+    added = "; ".join(missing)
     if rewrite.endswith(")") and "(" in rewrite:
-        return f"{rewrite[:-1]}; {subject})"
-    return f"{rewrite} ({subject})"
+        return f"{rewrite[:-1]}; {added})"
+    return f"{rewrite} ({added})"
 
 
 def _fallback(

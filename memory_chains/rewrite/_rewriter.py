@@ -165,7 +165,7 @@ class _Plan:
     candidates: tuple[str, ...]
     started: float
     history: tuple[Turn, ...]  # the whole conversation
-    subject: str  # what the conversation is still about ("" when nothing: conversation_subject)
+    subject: tuple[str, ...]  # what the conversation is still about (conversation_subject)
 
     def fallback(self, candidates: Sequence[str] | None = None) -> str:
         """The deterministic rewrite of this plan (``candidates`` first when given)."""

@@ -26,53 +26,66 @@ GYM = [
 @pytest.mark.parametrize(
     ("turns", "expected"),
     [
-        (GYM, "Pilates Reformer"),
+        (GYM, ("Pilates Reformer",)),
         # the user moved on to something else: no subject any more
-        ([*GYM, ("user", "Et le cours de Zumba ?"), ("assistant", "Le jeudi.")], ""),
+        ([*GYM, ("user", "Et le cours de Zumba ?"), ("assistant", "Le jeudi.")], ()),
         # a later user turn naming the subject again (or part of it) keeps it
-        ([*GYM, ("user", "Le Pilates est-il mixte ?"), ("assistant", "Oui.")], "Pilates Reformer"),
+        (
+            [*GYM, ("user", "Le Pilates est-il mixte ?"), ("assistant", "Oui.")],
+            ("Pilates Reformer",),
+        ),
         # two things coordinated in the opening turn: none is *the* subject
-        ([("user", "Je compare le Dell XPS 15 et le HP Pavilion 14.")], ""),
-        ([("user", "Dell XPS 15 or HP Pavilion 14?")], ""),
+        ([("user", "Je compare le Dell XPS 15 et le HP Pavilion 14.")], ()),
+        ([("user", "Dell XPS 15 or HP Pavilion 14?")], ()),
+        # the thing and its setting: both are what the conversation is about
+        ([("user", "Parlez-moi de l'hôtel Belvédère à Annecy.")], ("Belvédère", "Annecy")),
         # an acronym of a common noun is not a subject
-        ([("user", "Je cherche un PC portable.")], ""),
+        ([("user", "Je cherche un PC portable.")], ()),
         # names only from the assistant: nothing the user opened with
-        ([("user", "Bonjour"), ("assistant", "Bienvenue chez Atlas Fitness.")], ""),
-        ([], ""),
+        ([("user", "Bonjour"), ("assistant", "Bienvenue chez Atlas Fitness.")], ()),
+        ([], ()),
     ],
 )
-def test_conversation_subject(turns: list[tuple[str, str]], expected: str) -> None:
+def test_conversation_subject(turns: list[tuple[str, str]], expected: tuple[str, ...]) -> None:
     assert conversation_subject(turns) == expected
 
 
 def test_with_subject_adds_it_once() -> None:
     assert (
-        with_subject("À quelle heure ?", "Pilates Reformer")
+        with_subject("À quelle heure ?", ("Pilates Reformer",))
         == "À quelle heure ? (Pilates Reformer)"
     )
     assert (
-        with_subject("À quelle heure ? (Julien)", "Pilates") == "À quelle heure ? (Julien; Pilates)"
+        with_subject("À quelle heure ? (Julien)", ("Pilates",))
+        == "À quelle heure ? (Julien; Pilates)"
     )
     # already named (case and accents folded): unchanged
     assert (
-        with_subject("Le PILATES est à quelle heure ?", "Pilates")
+        with_subject("Le PILATES est à quelle heure ?", ("Pilates",))
         == "Le PILATES est à quelle heure ?"
     )
-    assert with_subject("À quelle heure ?", "") == "À quelle heure ?"
+    assert with_subject("À quelle heure ?", ()) == "À quelle heure ?"
+    # each name of the subject is added once, only when missing
+    assert (
+        with_subject("Quel est son tarif ? (Belvédère)", ("Belvédère", "Annecy"))
+        == "Quel est son tarif ? (Belvédère; Annecy)"
+    )
 
 
 def test_subject_person_needs_a_person_and_an_english_personal_pronoun() -> None:
-    assert subject_person("Did he regain power?", "Patrice Lumumba") == "Patrice Lumumba"
-    assert subject_person("What was her first album?", "Jessi Colter") == "Jessi Colter"
-    assert subject_person("Did they regain power?", "Patrice Lumumba") == ""
-    assert subject_person("Did he regain power?", "Slipknot") == ""  # one word: not person-shaped
-    assert subject_person("Did Patrice Lumumba regain power?", "Patrice Lumumba") == ""
-    assert subject_person("Est-il ouvert ?", "Atlas Fitness") == ""
+    assert subject_person("Did he regain power?", ("Patrice Lumumba",)) == "Patrice Lumumba"
+    assert subject_person("What was her first album?", ("Jessi Colter",)) == "Jessi Colter"
+    assert subject_person("Did they regain power?", ("Patrice Lumumba",)) == ""
+    assert (
+        subject_person("Did he regain power?", ("Slipknot",)) == ""
+    )  # one word: not person-shaped
+    assert subject_person("Did Patrice Lumumba regain power?", ("Patrice Lumumba",)) == ""
+    assert subject_person("Est-il ouvert ?", ("Atlas Fitness",)) == ""
 
 
 def test_fallback_keeps_the_recent_referent_and_adds_the_subject() -> None:
     rewritten = fallback_rewrite(
-        "À quelle heure ont-ils lieu ?", ["Julien"], GYM, subject="Pilates Reformer"
+        "À quelle heure ont-ils lieu ?", ["Julien"], GYM, subject=("Pilates Reformer",)
     )
     assert rewritten == "À quelle heure ont-ils lieu ? (Julien; Pilates Reformer)"
 
@@ -83,7 +96,7 @@ def test_fallback_he_is_the_person_the_conversation_is_about() -> None:
         ("assistant", "Mobutu's troops captured Lumumba in December."),
     ]
     rewritten = fallback_rewrite(
-        "Did he regain power?", ["December", "Mobutu"], story, subject="Patrice Lumumba"
+        "Did he regain power?", ["December", "Mobutu"], story, subject=("Patrice Lumumba",)
     )
     assert rewritten == "Did Patrice Lumumba regain power?"
 
