@@ -5,8 +5,12 @@ The pipeline is pure except for one model call:
 1. :func:`~memory_chains.rewrite._detect.analyse` decides whether the question depends on
    the conversation; a standalone question (or an empty history) comes back unchanged with
    no model call.
-2. Candidate referents are extracted from the history (plus the caller's entity hints,
-   e.g. from an entity memory, which come first).
+2. Candidate referents are extracted from the history (the window's names, then the
+   names the conversation opened with, then the caller's entity hints, e.g. from an entity
+   memory), and the conversation's subject is settled
+   (:func:`~memory_chains.rewrite._entities.conversation_subject`: what it opened on, until
+   the user names something else); rewrites written without the model add it when they
+   do not name it.
 3. With ``strategy="choice"`` (the default), what rules can decide is decided without a
    model (:mod:`memory_chains.rewrite._template`: an elliptic variant of a standalone
    previous question, an ordinal over a listed pair, a single candidate); otherwise the

@@ -54,3 +54,12 @@ def test_compare_langchain_counts_its_calls(tmp_path):
     # ConversationEntityMemory: one extraction call per load, plus one summary per entity.
     assert out["llm_calls_per_turn"] >= 2.0
     assert out["tp"] == 1 and out["fn"] == 1
+
+
+def test_eval_entities_packaged_heldout_set(capsys):
+    """The held-out set: 16 dialogues, French and English, four domains, its own names."""
+    assert main(["eval", "entities", "--set", "heldout", "--extractor", "rules", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["dataset"].endswith("entities_heldout.jsonl")
+    assert result["dialogues"] == 16 and result["llm_calls_per_turn"] == 0.0
+    assert {"PERSON", "PRODUCT", "LOCATION", "TICKET_ID", "SKILL"} <= set(result["types"])
