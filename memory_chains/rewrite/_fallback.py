@@ -139,13 +139,14 @@ def fallback_rewrite(
     person = subject_person(question, subject)
     if person:
         candidates = (person, *(c for c in candidates if c != person))
-    return with_subject(_fallback(question, candidates, turns, history), subject)
+    return with_subject(_fallback(question, candidates, turns, history), subject, question)
 
 
-def with_subject(rewrite: str, subject: Sequence[str]) -> str:
+def with_subject(rewrite: str, subject: Sequence[str], question: str = "") -> str:
     """``rewrite`` with the names of the conversation's subject it does not contain.
 
-    They go into the parentheses the fallback appended, or into new ones.
+    They go into the parentheses the fallback appended, or into new ones (also when the
+    rewrite ends with parentheses of the ``question`` itself: "le prix (TTC)").
 
     Example:
         >>> with_subject("Who went with Easter Island?", ("Thor Heyerdahl",))
@@ -154,13 +155,15 @@ def with_subject(rewrite: str, subject: Sequence[str]) -> str:
         'Et la carte graphique ? (ASUS ROG Strix G15; Dell XPS 15)'
         >>> with_subject("Did Lew Wallace finish school?", ("Lew Wallace", "Ben-Hur"))
         'Did Lew Wallace finish school? (Ben-Hur)'
+        >>> with_subject("Son prix (TTC)", ("Dell XPS 15",), question="Son prix (TTC)")
+        'Son prix (TTC) (Dell XPS 15)'
     """
     folded = fold(rewrite)
     missing = [name for name in subject if fold(name) not in folded]
     if not missing:
         return rewrite
     added = "; ".join(missing)
-    if rewrite.endswith(")") and "(" in rewrite:
+    if rewrite.endswith(")") and "(" in rewrite and not question.rstrip().endswith(")"):
         return f"{rewrite[:-1]}; {added})"
     return f"{rewrite} ({added})"
 

@@ -392,7 +392,7 @@ class QueryRewriter:
                     usage.notes.append(f"{bad}: {raw[:120]!r}")
                 if referent:
                     standalone = with_subject(
-                        template_rewrite(plan.question, referent), plan.subject
+                        template_rewrite(plan.question, referent), plan.subject, plan.question
                     )
                     return self._result(plan, standalone, "model", usage=usage)
                 usage.notes.append("the model chose no candidate: free rewrite")
@@ -502,7 +502,7 @@ class QueryRewriter:
         if method == "template":
             # A template that does not name what the conversation is about gets it added
             # (as the fallback does); the model's own wording is left as it is.
-            standalone = with_subject(standalone, plan.subject)
+            standalone = with_subject(standalone, plan.subject, plan.question)
         return RewriteResult(
             original=plan.question,
             standalone=standalone,
