@@ -161,16 +161,24 @@ def _coordinated(text: str, names: Sequence[str]) -> bool:
 
 
 def candidate_entities(
-    turns: Sequence[Turn], hints: Iterable[str] = (), limit: int = 6
+    turns: Sequence[Turn],
+    hints: Iterable[str] = (),
+    limit: int = 6,
+    *,
+    always: Iterable[str] = (),
 ) -> tuple[str, ...]:
     """Names mentioned in ``turns``, most recent first, then the caller's ``hints``.
 
     A name contained in one already listed ("XPS 15" after "Dell XPS 15") is skipped; a
-    longer name containing one already listed takes its place.
+    longer name containing one already listed takes its place. At most ``limit`` names,
+    then the ``always`` names the list does not cover yet (the conversation's opening
+    names, which must not be cut by a window that names many things).
 
     Example:
         >>> turns = [("user", "Je cherche le Dell XPS 15"), ("assistant", "Le XPS 15 est fin.")]
         >>> candidate_entities(turns)
+        ('Dell XPS 15',)
+        >>> candidate_entities(turns, limit=0, always=["Dell XPS 15"])
         ('Dell XPS 15',)
     """
     found: list[str] = []
@@ -194,4 +202,7 @@ def candidate_entities(
     for hint in hints:
         if hint.strip():
             add(" ".join(hint.split()))
-    return tuple(found[:limit])
+    kept = found[:limit]
+    covered = [fold(name) for name in kept]
+    extra = [name for name in always if not any(fold(name) in c for c in covered)]
+    return (*kept, *extra)

@@ -311,11 +311,9 @@ class QueryRewriter:
                 latency_s=time.perf_counter() - started,
             )
         # What the conversation opened with stays a candidate after it leaves the window.
-        opening = opening_names(conversation)
-        candidates = candidate_entities(turns, (*opening, *entities))
         # ... even when the window names enough to fill the candidate list.
-        kept = [name for name in opening if not any(fold(name) in fold(c) for c in candidates)]
-        candidates = (*candidates, *kept)
+        opening = opening_names(conversation)
+        candidates = candidate_entities(turns, (*opening, *entities), always=opening)
         # A question naming something new has moved away from the subject.
         subject = conversation_subject((*conversation, ("user", question)))
         plan = _Plan(question, detection, turns, candidates, started, conversation, subject)
