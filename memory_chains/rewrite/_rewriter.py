@@ -29,6 +29,7 @@ they make those calls.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ Strategy = Literal["choice", "free"]
 
 _MAX_NEW_TOKENS = 80
 _MAX_CHOICE_TOKENS = 32
+# An elliptic constituent that is a common noun phrase: "la carte graphique", "the price".
+_ARTICLE_NOUN = re.compile(r"(?:(?:la|le|les|the) |l['’])[a-zà-ÿ' -]+")
 # Words a rewrite may add without naming anything ("Quel est le …", "What is the …").
 _FILLER = frozenset(
     (
@@ -335,6 +338,9 @@ class QueryRewriter:
         usable = self._usable(plan)
         if len(usable) == 1 and self._topical(plan, usable[0]) and not _names_itself(plan):
             return template_rewrite(plan.question, usable[0])
+        continued = continued_name(plan.question, plan.turns, usable, plan.subject)
+        if continued:  # "Parle-moi de X." ... "Et la carte graphique ?": still X
+            return template_rewrite(plan.question, continued)
         person = salient_person(plan.question, usable, plan.history) or subject_person(
             plan.question, plan.subject
         )
@@ -529,6 +535,36 @@ class QueryRewriter:
 
             self._llm = get_chat_model(temperature=0.0, max_tokens=_MAX_NEW_TOKENS)
         return self._llm
+
+
+def continued_name(
+    question: str, turns: Sequence[Turn], usable: Sequence[str], subject: Sequence[str]
+) -> str:
+    """The conversation's subject, when the user's last turn named it alone and the question
+    only adds a noun phrase to it.
+
+    "Et la carte graphique ?" after "Parle-moi de l'ASUS ROG Strix G15." keeps the user's
+    own thread, whatever the answer named on the way (its processor, its GPU). Anything
+    else is left to the other rules and the model: a pronoun or a possessive ("Et il coûte
+    combien ?", "Et sa garantie ?"), a name in the question ("Et celui de Lenovo ?"),
+    "pour" ("Et pour le samedi ?"), a last user turn naming two candidates or something
+    other than the subject ("Vous livrez à Marseille ?").
+
+    Example:
+        >>> turns = [("user", "Parle-moi de l'ASUS G15."), ("assistant", "Il a une RTX 4060.")]
+        >>> continued_name("Et la carte graphique ?", turns, ["ASUS G15", "RTX 4060"], ["ASUS G15"])
+        'ASUS G15'
+        >>> continued_name("Et celui de Lenovo ?", turns, ["ASUS G15", "RTX 4060"], ["ASUS G15"])
+        ''
+    """
+    focus = ellipsis_focus(question)
+    if focus is None or focus[0] or not _ARTICLE_NOUN.fullmatch(focus[1]):
+        return ""
+    last = next((fold(text) for role, text in reversed(turns) if role == "user"), "")
+    named = [name for name in usable if fold(name) in last]
+    if len(named) != 1 or fold(named[0]) not in {fold(name) for name in subject}:
+        return ""
+    return named[0]
 
 
 def _names_itself(plan: _Plan) -> bool:

@@ -29,6 +29,7 @@ from memory_chains.rewrite._choice import (
     choice_format,
     parse_choice,
 )
+from memory_chains.rewrite._rewriter import continued_name
 from memory_chains.rewrite._template import ellipsis_rewrite, ordinal_referent, template_rewrite
 from memory_chains.testing import HashEmbeddings, ScriptedChatModel
 
@@ -185,6 +186,38 @@ def test_rules_settle_what_they_can_without_a_model_call() -> None:
     )
     assert ordinal.standalone == "Quelle est la garantie du MacBook Air M2 ?"
     assert single.model_calls == ordinal.model_calls == 0 and llm.calls == []
+
+
+def test_an_elliptic_noun_keeps_the_thing_the_user_last_named_without_a_call() -> None:
+    # The answer names the processor and the GPU on the way; the user's thread is the laptop.
+    llm = ScriptedChatModel()
+    history = [
+        ("user", "Parle-moi de l'ASUS ROG Strix G15."),
+        ("assistant", "Un PC gamer avec un AMD Ryzen 7 7735HS et une NVIDIA GeForce RTX 4060."),
+    ]
+    result = QueryRewriter(llm).rewrite("Et la carte graphique ?", history)
+    assert result.method == "template" and llm.calls == []
+    assert "ASUS ROG Strix G15" in result.standalone
+    assert "Ryzen" not in result.standalone and "RTX" not in result.standalone
+
+
+@pytest.mark.parametrize(
+    ("question", "last_user"),
+    [
+        ("Et celui de Lenovo ?", "Parle-moi de l'ASUS ROG Strix G15."),  # names its own
+        ("Et pour le samedi ?", "Parle-moi de l'ASUS ROG Strix G15."),  # "pour": the ellipsis rule
+        ("Quelle est sa garantie ?", "Parle-moi de l'ASUS ROG Strix G15."),  # not elliptic
+        ("Et la garantie ?", "Compare l'ASUS ROG Strix G15 et le MSI Katana 15."),  # two names
+        ("Et la garantie ?", "Et les portables gamer ?"),  # the user named nothing
+        ("Et sa garantie ?", "Parle-moi de l'ASUS ROG Strix G15."),  # a possessive
+        ("Et il coûte combien ?", "Parle-moi de l'ASUS ROG Strix G15."),  # a pronoun
+        ("Et la garantie ?", "Vous livrez le MSI Katana 15 ?"),  # not the subject
+    ],
+)
+def test_continued_name_leaves_the_other_cases_alone(question: str, last_user: str) -> None:
+    turns = [("user", last_user), ("assistant", "Le MSI Katana 15 et l'ASUS ROG Strix G15.")]
+    usable = ["ASUS ROG Strix G15", "MSI Katana 15"]
+    assert continued_name(question, turns, usable, ["ASUS ROG Strix G15"]) == ""
 
 
 def test_a_question_naming_its_own_subject_never_takes_another_candidate() -> None:
