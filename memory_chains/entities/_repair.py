@@ -23,11 +23,21 @@ __all__ = ["parse_json_object"]
 _FENCE = re.compile(r"```[a-zA-Z]*")
 
 
-def parse_json_object(text: str) -> dict[str, Any]:
+def parse_json_object(text: str, *, keep_cut_string: bool = True) -> dict[str, Any]:
     """Parse the first JSON object in ``text``, repairing what a small model breaks.
+
+    Args:
+        text: the model's answer.
+        keep_cut_string: a truncated answer's last, unfinished string is closed and kept
+            (an entity's type cut to ``"PRO"``); ``False`` drops it with its element, for
+            answers whose strings are sentences (a summary item cut mid-sentence).
 
     Raises:
         MalformedOutputError: no object could be recovered; ``raw`` holds ``text``.
+
+    Example:
+        >>> parse_json_object('{"facts": ["Order 4821.", "Sent to Ly', keep_cut_string=False)
+        {'facts': ['Order 4821.']}
     """
     cleaned = _FENCE.sub("", text or "").strip()
     start = cleaned.find("{")
@@ -38,13 +48,13 @@ def parse_json_object(text: str) -> dict[str, Any]:
     try:
         value, _ = decoder.raw_decode(body)  # ignores anything after the first object
     except json.JSONDecodeError:
-        value = _close_truncated(body, text)
+        value = _close_truncated(body, text, keep_cut_string)
     if not isinstance(value, dict):
         raise MalformedOutputError("the model's answer is not a JSON object", raw=text)
     return value
 
 
-def _close_truncated(body: str, raw: str) -> Any:
+def _close_truncated(body: str, raw: str, keep_cut_string: bool) -> Any:
     """Cut ``body`` after its last complete value and close what is still open."""
     stack: list[str] = []
     in_string = escaped = False
@@ -73,7 +83,7 @@ def _close_truncated(body: str, raw: str) -> Any:
         elif ch == ",":
             safe_cut, safe_stack = i, list(stack)
     candidates = []
-    if in_string:
+    if in_string and keep_cut_string:
         # Close the open string, then try to close the structure around it.
         candidates.append(body + '"' + "".join(reversed(stack)))
     candidates.append(body.rstrip().rstrip(",") + "".join(reversed(stack)))

@@ -15,12 +15,12 @@ Example:
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import MalformedOutputError
 from memory_chains.memory._text import TokenCounter
 from memory_chains.stores import Turn
@@ -148,11 +148,10 @@ class SummaryUpdate:
     remove: tuple[str, ...] = ()
 
 
-_FENCE_RE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
-
-
 def parse_update(raw: str) -> SummaryUpdate:
-    """Parse a model's JSON change set, repairing code fences and surrounding prose.
+    """Parse a model's JSON change set, repairing code fences, surrounding prose and an
+    answer cut at its token cap (its complete items are kept, the one cut mid-sentence is
+    dropped; :func:`~memory_chains.entities.parse_json_object`).
 
     A full summary (keys ``key_facts``, ``decisions``…) is accepted too and read as items
     to add. Unknown keys are ignored.
@@ -160,19 +159,12 @@ def parse_update(raw: str) -> SummaryUpdate:
     Raises:
         MalformedOutputError: no JSON object can be found (``raw`` is kept on the error).
     """
-    text = _FENCE_RE.sub("", raw.strip())
-    obj: Any = None
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            try:
-                obj = json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
-                obj = None
-    if not isinstance(obj, dict):
-        raise MalformedOutputError("the summary model did not answer with a JSON object", raw=raw)
+        obj = parse_json_object(raw, keep_cut_string=False)
+    except MalformedOutputError as exc:
+        raise MalformedOutputError(
+            "the summary model did not answer with a JSON object", raw=raw
+        ) from exc
     add: dict[str, tuple[str, ...]] = {}
     for key, section in (*_ADD_FIELDS.items(), *((s, s) for s in SECTIONS)):
         items = _clean_items(obj.get(key))

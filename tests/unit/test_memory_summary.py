@@ -57,6 +57,21 @@ def test_parse_update_repairs_fences_and_prose() -> None:
     assert info.value.raw == "I cannot do that"
 
 
+def test_parse_update_keeps_the_complete_items_of_an_answer_cut_at_the_token_cap() -> None:
+    cut = (
+        '{"add_facts": ["La commande 4821 sera livrée à Lyon.", "Le Dell XPS 15 coûte 1 899 €."],'
+        ' "add_decisions": ["Claire paie en trois fois."], "add_preferences": ["Claire préfère le'
+    )
+    parsed = parse_update(cut)
+    assert parsed.add == {
+        "key_facts": ("La commande 4821 sera livrée à Lyon.", "Le Dell XPS 15 coûte 1 899 €."),
+        "decisions": ("Claire paie en trois fois.",),
+    }  # the sentence cut in the middle is dropped, not stored half-written
+    assert parse_update('{"add_facts": ["Commande 4821", "Livr').add == {
+        "key_facts": ("Commande 4821",)
+    }
+
+
 def test_apply_update_is_pure_and_keeps_previous_items() -> None:
     prev = SummaryData(key_facts=("F one",), open_questions=("Q one?", "Q two?"))
     new = apply_update(prev, SummaryUpdate({"key_facts": ("F two", "f ONE")}, ("Q1", "Z9")))
