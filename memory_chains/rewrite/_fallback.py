@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from memory_chains.evaluation.metrics import fold
-from memory_chains.rewrite._history import Turn
+from memory_chains.rewrite._history import Turn, last_user_text
 from memory_chains.rewrite._substitute import _substitute
 
 _PERSON = re.compile(r"^[A-Z][\w'.-]*(\s+[A-Z][\w'.-]*){1,3}$")
@@ -172,7 +172,7 @@ def _fallback(
     question: str, candidates: Sequence[str], turns: Sequence[Turn], history: Sequence[Turn] | None
 ) -> str:
     q = question.strip()
-    last_user = next((text for role, text in reversed(turns) if role == "user"), "")
+    last_user = last_user_text(turns)
     if last_user and _ELLIPSIS.match(q) and _names_own_subject(q, candidates):
         # "Et celle du Lenovo ?": the name is there, what is missing is what was asked
         # before; other names are removed from it so they do not pull retrieval away.

@@ -5,7 +5,7 @@ Roles come out as ``"user"`` or ``"assistant"``; system and empty messages are d
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -21,6 +21,18 @@ _ROLES = {
     "assistant": "assistant",
     "system": "system",
 }
+
+
+def last_user_text(turns: Sequence[Turn]) -> str:
+    """The text of the latest user turn in ``turns`` ("" if there is none).
+
+    Example:
+        >>> last_user_text([("user", "Bonjour"), ("assistant", "Oui ?"), ("user", "Et alors ?")])
+        'Et alors ?'
+        >>> last_user_text([("assistant", "Bonjour")])
+        ''
+    """
+    return next((text for role, text in reversed(turns) if role == "user"), "")
 
 
 def normalise_history(history: Iterable[Any] | None) -> tuple[Turn, ...]:

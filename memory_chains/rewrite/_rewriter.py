@@ -55,7 +55,7 @@ from memory_chains.rewrite._fallback import (
     subject_person,
     with_subject,
 )
-from memory_chains.rewrite._history import Turn, normalise_history
+from memory_chains.rewrite._history import Turn, last_user_text, normalise_history
 from memory_chains.rewrite._prompt import RESPONSE_FORMAT, build_messages
 from memory_chains.rewrite._template import (
     ellipsis_rewrite,
@@ -457,7 +457,7 @@ class QueryRewriter:
         focus = ellipsis_focus(plan.question)
         if focus is None or fold(focus_name(focus[1]) or focus[1]) in fold(rewrite):
             return None
-        last_user = next((text for role, text in reversed(plan.turns) if role == "user"), "")
+        last_user = last_user_text(plan.turns)
         if not last_user:
             return None
         base_detection = analyse(last_user, plan.detection.language)
@@ -520,7 +520,7 @@ class QueryRewriter:
 
     def _queries(self, plan: _Plan, standalone: str) -> tuple[str, ...]:
         queries = [standalone]
-        last_user = next((text for role, text in reversed(plan.turns) if role == "user"), "")
+        last_user = last_user_text(plan.turns)
         if last_user:
             queries.append(f"{last_user} {plan.question}")
         queries.append(plan.fallback())
@@ -560,7 +560,7 @@ def continued_name(
     focus = ellipsis_focus(question)
     if focus is None or focus[0] or not _ARTICLE_NOUN.fullmatch(focus[1]):
         return ""
-    last = next((fold(text) for role, text in reversed(turns) if role == "user"), "")
+    last = fold(last_user_text(turns))
     named = [name for name in usable if fold(name) in last]
     if len(named) != 1 or fold(named[0]) not in {fold(name) for name in subject}:
         return ""

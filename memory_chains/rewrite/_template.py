@@ -20,7 +20,7 @@ from memory_chains.evaluation.metrics import fold
 from memory_chains.rewrite._detect import analyse, detect_language
 from memory_chains.rewrite._ellipsis import ellipsis_focus
 from memory_chains.rewrite._entities import _names_in
-from memory_chains.rewrite._history import Turn
+from memory_chains.rewrite._history import Turn, last_user_text
 from memory_chains.rewrite._substitute import _VOWEL, _of, _substitute
 
 __all__ = ["ellipsis_rewrite", "focus_name", "ordinal_referent", "template_rewrite"]
@@ -236,7 +236,7 @@ def ellipsis_rewrite(question: str, turns: Sequence[Turn], candidates: Sequence[
         'Quelle est la garantie de Lenovo ?'
     """
     focus = ellipsis_focus(question)
-    base = next((text for role, text in reversed(turns) if role == "user"), "")
+    base = last_user_text(turns)
     if focus is None or not base:
         return None
     connector, constituent = focus
