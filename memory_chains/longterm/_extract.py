@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from memory_chains._folding import fold
+from memory_chains._language import language_votes
 from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
@@ -358,31 +359,6 @@ _LEVEL_FR = re.compile(
     r"(débutante?|debutante?|expert|experte|intermédiaire|intermediaire|avancée?|en\b)"
 )
 _LEVEL_EN = re.compile(r"(?i)\bI(?:'m| am) (?:a |an )?(beginner|novice|expert|intermediate)")
-_FR_WORDS = frozenset(
-    [
-        "je",
-        "j",
-        "tu",
-        "vous",
-        "le",
-        "la",
-        "les",
-        "des",
-        "une",
-        "est",
-        "et",
-        "pour",
-        "avec",
-        "pas",
-        "mon",
-        "ma",
-        "mes",
-        "que",
-    ]
-)
-_EN_WORDS = frozenset(
-    ["i", "you", "the", "a", "is", "and", "for", "with", "not", "my", "are", "what", "how", "do"]
-)
 
 
 def _value(text: str) -> str:
@@ -445,8 +421,7 @@ class RuleLongTermExtractor:
             word = fold(level.group(1))
             value = "beginner" if word == "en" else word
             profile.append(ProfileEntry("technical_level", value, source="stated", confidence=0.9))
-        words = re.findall(r"[a-zà-ÿ]+", human.lower())
-        fr, en = sum(w in _FR_WORDS for w in words), sum(w in _EN_WORDS for w in words)
+        fr, en = language_votes(human)
         if max(fr, en) >= 2 and fr != en:
             language = "fr" if fr > en else "en"
             profile.insert(0, ProfileEntry("language", language, confidence=0.6))

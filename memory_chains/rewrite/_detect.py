@@ -13,45 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_chains._language import WORD_RE, detect_language
+
 __all__ = ["Detection", "analyse", "detect_language"]
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
-
-_FR_WORDS = _words(
-    """
-    le la les un une des du de et est sont quel quelle quels quelles qui que quoi où
-    comment combien pourquoi est-ce il elle ils elles je tu nous vous on son sa ses leur
-    leurs ce cette ces pour avec dans sur pas ne au aux y en a ont peut puis-je mon ma mes
-    votre vos c'est qu'est-ce faut-il
-    """
-)
-_EN_WORDS = _words(
-    """
-    the a an and is are was were what which who whom where when how why does do did it its
-    they them their this that these those he she his her of for with in on to can could
-    should would i you we my your about there
-    """
-)
-
-
-def detect_language(text: str) -> str:
-    """Guess ``"fr"`` or ``"en"`` from function words (ties and unknowns go to ``"en"``).
-
-    Example:
-        >>> detect_language("Quelle est sa garantie ?"), detect_language("What about it?")
-        ('fr', 'en')
-    """
-    words = [w.lower().replace("’", "'") for w in _WORD.findall(text)]
-    fr = sum(w in _FR_WORDS for w in words)
-    en = sum(w in _EN_WORDS for w in words)
-    if re.search(r"[éèêàùçôîâû]", text.lower()):
-        fr += 1
-    return "fr" if fr > en else "en"
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -181,7 +145,7 @@ def analyse(question: str, language: str | None = None) -> Detection:
     """
     text = question.replace("’", "'").strip()
     lang = language or detect_language(text)
-    words = _WORD.findall(text)
+    words = WORD_RE.findall(text)
     reasons: list[str] = []
     if (_FR_ELLIPSIS if lang == "fr" else _EN_ELLIPSIS).search(text):
         reasons.append("ellipsis")
