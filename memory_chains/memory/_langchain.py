@@ -227,8 +227,8 @@ class SummaryMemory(_ShellMemory):
         >>> from memory_chains.testing import ScriptedChatModel
         >>> llm = ScriptedChatModel(default='{"add_facts": ["Alice ordered 3 laptops."]}')
         >>> mem = SummaryMemory(llm=llm, max_turns=2, keep_last=1)
-        >>> for i in range(3):
-        ...     mem.save_context({"question": f"q{i}"}, {"answer": f"a{i}"})
+        >>> for q in ("Alice here: 3 laptops, please.", "Delivery?", "Thanks"):
+        ...     mem.save_context({"question": q}, {"answer": "Done."})
         >>> mem.wait_idle()
         True
         >>> mem.load_memory_variables({})["chat_history"][0].content

@@ -15,7 +15,11 @@ How the summary avoids drift when it is rewritten again and again:
   previous fact, decision and preference still appear; an item whose anchors vanished is
   re-appended. Only open questions may be dropped (they get answered);
 * :func:`keep_turn_numbers` does the same for the folded turns themselves: a sentence
-  carrying a number, date or id that the new summary misses is added verbatim.
+  carrying a number, date or id that the new summary misses is added verbatim;
+* :func:`drop_unsupported` drops a new item whose names and numbers no few consecutive
+  folded turns state together (a small model continuing a pattern: "the Dell has the RTX
+  4060" when only the ASUS was said to). It runs first, so a number it drops comes back
+  as the turn's own sentence.
 
 Compaction costs one model call and runs off the critical path (a background thread by
 default; :meth:`SummaryCore.wait_idle` waits for it). It never loses anything: the raw turns
@@ -28,8 +32,8 @@ Example:
     >>> llm = ScriptedChatModel(default='{"add_facts": ["Order 4821 ships to Lyon."]}')
     >>> mem = SummaryCore(llm, max_turns=2, keep_last=1, background=False,
     ...                   token_counter=word_counter)
-    >>> for i in range(3):
-    ...     _ = mem.add_exchange(f"question {i}", f"answer {i}")
+    >>> for q in ("Order 4821, to Lyon please", "Thanks", "Bye"):
+    ...     _ = mem.add_exchange(q, "Noted.")
     >>> ctx = mem.context()
     >>> ctx.summary, [t.seq for t in ctx.turns], len(llm.calls)
     ('Key facts: Order 4821 ships to Lyon.', [3], 1)
@@ -48,6 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from memory_chains._language import detect_language
 from memory_chains.errors import (
     InvalidInputError,
     MalformedOutputError,
@@ -61,6 +66,7 @@ from memory_chains.memory._summary_data import (
     _cut,
     apply_update,
     carry_forward,
+    drop_unsupported,
     fit_budget,
     keep_turn_numbers,
     parse_update,
@@ -112,7 +118,11 @@ Never repeat an item already in memory. Take facts from the new turns only (the 
 below is an illustration, not part of this conversation). Write in the language of the \
 conversation. Use empty lists when nothing changes."""
 
-_EXAMPLE_USER = """\
+# One worked example per language: a French conversation gets a French example, or the
+# small model writes its summary in the example's language whatever the instructions say.
+_EXAMPLES = {
+    "en": (
+        """\
 Current memory:
 Key facts:
   F1. Sofia is a member of the Bastille gym.
@@ -126,14 +136,37 @@ Open questions:
 
 New turns:
 Human (turn 7): No idea for Sunday then. And Saturday? I prefer mornings, book me if possible.
-AI (turn 7): Saturday yoga is at 10:30 with Karim, mats are provided. Booked: number 7731."""
+AI (turn 7): Saturday yoga is at 10:30 with Karim, mats are provided. Booked: number 7731.""",
+        '{"add_facts": ["Saturday yoga is at 10:30 with Karim; mats are provided."], '
+        '"add_decisions": ["The assistant booked Sofia into Saturday yoga at 10:30 '
+        '(booking 7731)."], '
+        '"add_preferences": ["Sofia prefers morning classes."], "add_questions": [], '
+        '"remove": ["Q2"]}',
+    ),
+    "fr": (
+        """\
+Current memory:
+Key facts:
+  F1. Sofia est inscrite à la salle de Bastille.
+Decisions and commitments:
+  (none)
+User preferences:
+  (none)
+Open questions:
+  Q1. Y a-t-il un cours de yoga le dimanche ?
+  Q2. Sofia doit-elle apporter un tapis ?
 
-_EXAMPLE_ANSWER = (
-    '{"add_facts": ["Saturday yoga is at 10:30 with Karim; mats are provided."], '
-    '"add_decisions": ["The assistant booked Sofia into Saturday yoga at 10:30 (booking 7731)."], '
-    '"add_preferences": ["Sofia prefers morning classes."], "add_questions": [], '
-    '"remove": ["Q2"]}'
-)
+New turns:
+Human (turn 7): Tant pis pour dimanche. Et le samedi ? Je préfère le matin, réservez si possible.
+AI (turn 7): Le yoga du samedi est à 10 h 30 avec Karim, tapis fournis. Réservé : numéro 7731.""",
+        '{"add_facts": ["Le yoga du samedi a lieu à 10 h 30 avec Karim.", '
+        '"Les tapis sont fournis."], '
+        '"add_decisions": ["L\'assistant a réservé le yoga du samedi 10 h 30 pour Sofia '
+        '(réservation 7731)."], '
+        '"add_preferences": ["Sofia préfère les cours du matin."], "add_questions": [], '
+        '"remove": ["Q2"]}',
+    ),
+}
 
 _UPDATE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -201,10 +234,11 @@ class LLMSummarizer:
             lines.append(f"Human (turn {t.seq}): {_cut(t.human, self.max_turn_chars)}")
             lines.append(f"AI (turn {t.seq}): {_cut(t.ai, self.max_turn_chars)}")
         user = f"Current memory:\n{previous.numbered()}\n\nNew turns:\n" + "\n".join(lines)
+        example, answer = _EXAMPLES[detect_language(" ".join(t.human for t in turns))]
         return [
             SystemMessage(content=_SYSTEM_PROMPT),
-            HumanMessage(content=_EXAMPLE_USER),
-            AIMessage(content=_EXAMPLE_ANSWER),
+            HumanMessage(content=example),
+            AIMessage(content=answer),
             HumanMessage(content=user),
         ]
 
@@ -248,6 +282,8 @@ class CompactionResult:
         folded_turns: turns folded into the summary.
         restored_items: previous items re-appended by :func:`carry_forward`.
         dropped_items: oldest items dropped to fit ``max_summary_tokens``.
+        unsupported_items: new items dropped because the folded turns do not state their
+            names and numbers together (:func:`drop_unsupported`).
         conflict: another writer replaced the summary first; nothing was written.
 
     Example:
@@ -259,6 +295,7 @@ class CompactionResult:
     folded_turns: int
     restored_items: int = 0
     dropped_items: int = 0
+    unsupported_items: int = 0
     conflict: bool = False
 
 
@@ -415,7 +452,8 @@ class SummaryCore(ShortTermMemory):
             raise MalformedOutputError(
                 f"the summarizer returned {type(produced).__name__}, not SummaryData"
             )
-        repaired, restored = carry_forward(previous, produced)
+        grounded, unsupported = drop_unsupported(previous, produced, fold)
+        repaired, restored = carry_forward(previous, grounded)
         repaired, kept = keep_turn_numbers(repaired, fold)
         restored += kept
         fitted, dropped = fit_budget(repaired, self.max_summary_tokens, self.count_tokens)
@@ -434,9 +472,14 @@ class SummaryCore(ShortTermMemory):
         if new_state is None:
             current = self.store.get_summary(self.user_id, self.session_id)
             return CompactionResult(current, 0, conflict=True)
-        if restored or dropped:
-            log.info("summary compaction restored %d items, dropped %d", restored, dropped)
-        return CompactionResult(new_state, len(fold), restored, dropped)
+        if restored or dropped or unsupported:
+            log.info(
+                "summary compaction restored %d items, dropped %d over budget, %d unsupported",
+                restored,
+                dropped,
+                unsupported,
+            )
+        return CompactionResult(new_state, len(fold), restored, dropped, unsupported)
 
     async def acompact_now(self) -> CompactionResult | None:
         """Async :meth:`compact_now` (runs in a thread)."""

@@ -32,6 +32,7 @@ __all__ = [
     "anchors",
     "apply_update",
     "carry_forward",
+    "drop_unsupported",
     "fit_budget",
     "keep_turn_numbers",
     "parse_update",
@@ -54,6 +55,7 @@ _ADD_FIELDS = {
 # Sections whose items must survive re-summarisation (open questions may be resolved).
 _KEPT = ("key_facts", "decisions", "preferences")
 _MAX_ITEM_CHARS = 400
+_CLAUSE_RE = re.compile(r"\s*;\s+|(?<=[.!?])\s+(?=[A-ZÀ-Ý0-9])")
 
 
 @dataclass(frozen=True)
@@ -126,13 +128,46 @@ def _clean_items(value: object) -> tuple[str, ...]:
     for v in value:
         if not isinstance(v, str):
             continue
-        text = " ".join(v.split())[:_MAX_ITEM_CHARS]
-        if _ID_ONLY_RE.fullmatch(text):  # e.g. "Q1; Q2": ids echoed back, not content
-            continue
-        if text and text.casefold() not in seen:
-            seen.add(text.casefold())
-            out.append(text)
+        for text in _split_item(" ".join(v.split())):
+            if _ID_ONLY_RE.fullmatch(text):  # e.g. "Q1; Q2": ids echoed back, not content
+                continue
+            if text and text.casefold() not in seen:
+                seen.add(text.casefold())
+                out.append(text)
     return tuple(out)
+
+
+def _split_item(text: str, limit: int = _MAX_ITEM_CHARS) -> list[str]:
+    """An item over ``limit`` characters (a list the model ran together) as several items,
+    cut between its clauses ("; " or sentences), never inside a word.
+
+    Example:
+        >>> run_on = ("The Dell XPS 15 costs 1 899 €; its warranty is 1 year, extensible to "
+        ...           "3 years; the Lenovo ThinkPad X1 Carbon is under warranty for 3 years. "
+        ...           "Delivery is free from 50 €.")
+        >>> for item in _split_item(run_on, limit=100):
+        ...     print(item)
+        The Dell XPS 15 costs 1 899 €; its warranty is 1 year, extensible to 3 years
+        the Lenovo ThinkPad X1 Carbon is under warranty for 3 years. Delivery is free from 50 €.
+    """
+    if len(text) <= limit:
+        return [text]
+    items: list[str] = []
+    for clause in (c.strip(" ;") for c in _CLAUSE_RE.split(text)):
+        if not clause:
+            continue
+        joint = " " if items[-1:] and items[-1][-1] in ".!?" else "; "
+        if items and len(items[-1]) + len(joint) + len(clause) <= limit:
+            items[-1] += joint + clause
+        else:
+            items.append(_cut_at_word(clause, limit))
+    return items
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 2].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
 
 
 @dataclass(frozen=True)
@@ -277,8 +312,83 @@ def carry_forward(previous: SummaryData, new: SummaryData) -> tuple[SummaryData,
     return SummaryData(**{s: tuple(v) for s, v in sections.items()}), restored
 
 
+_SUPPORT_WINDOW = 3  # consecutive turns a new item may draw its anchors from
+_DIGITS_RE = re.compile(r"\d+")
+_ELISION_RE = re.compile(r"^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu)['’]|['’]s?$")
+
+
+def _norm(word: str) -> str:
+    """Casefolded, without a French elision (l'ASUS), an English possessive or a plural s."""
+    word = _ELISION_RE.sub("", word.casefold())
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _support_tokens(text: str) -> frozenset[str]:
+    """Digit runs and normalised words (hyphenated ones also by parts)."""
+    tokens = set(_DIGITS_RE.findall(text))
+    for word in _WORD_RE.findall(text):
+        tokens.add(_norm(word))
+        tokens.update(_norm(part) for part in word.split("-") if part)
+    return frozenset(tokens)
+
+
+def _needed_tokens(item: str) -> frozenset[str]:
+    needed: set[str] = set()
+    for mark in anchors(item):
+        if mark[:1].isdigit():
+            needed.update(_DIGITS_RE.findall(mark))
+        else:
+            needed.add(_norm(mark.strip("[]")))
+    return frozenset(needed)
+
+
+def drop_unsupported(
+    previous: SummaryData, new: SummaryData, turns: Sequence[Turn]
+) -> tuple[SummaryData, int]:
+    """Drop the new items whose anchors no stretch of the folded turns states together.
+
+    A small model summarising a list of similar exchanges tends to continue the pattern
+    ("the RTX 4060 is the Dell's graphics card" when only the ASUS was said to have it). A
+    new item is kept when all its :func:`anchors` (numbers, names) appear within
+    ``_SUPPORT_WINDOW`` consecutive folded turns, the previous summary counting as part of
+    every stretch; items without anchors, and items already in ``previous``, are kept.
+    :func:`keep_turn_numbers`, which runs after, re-adds verbatim any turn sentence whose
+    number is then missing.
+
+    Returns:
+        The summary without the unsupported items and how many were dropped.
+
+    Example:
+        >>> turns = [Turn(1, "Dell XPS 15?", "1 899 €."), Turn(2, "Its warranty?", "1 year."),
+        ...          Turn(3, "And the ASUS?", "1 349 €."), Turn(4, "Its GPU?", "An RTX 4060."),
+        ...          Turn(5, "Delivery?", "Free.")]
+        >>> new = SummaryData(key_facts=("The Dell XPS 15 has a 1 year warranty.",
+        ...                              "The Dell XPS 15 has an RTX 4060."))
+        >>> drop_unsupported(SummaryData(), new, turns)
+        (SummaryData(key_facts=('The Dell XPS 15 has a 1 year warranty.',), decisions=(), \
+preferences=(), open_questions=()), 1)
+    """
+    base = _support_tokens(previous.render())
+    per_turn = [_support_tokens(f"{t.human}\n{t.ai}") for t in turns]
+    span = max(1, min(_SUPPORT_WINDOW, len(per_turn)))
+    windows = [base.union(*per_turn[i : i + span]) for i in range(max(1, len(per_turn) - span + 1))]
+    dropped = 0
+    sections: dict[str, tuple[str, ...]] = {}
+    for s in SECTIONS:
+        kept = []
+        for item in new.section(s):
+            needed = _needed_tokens(item)
+            if item in previous.section(s) or not needed or any(needed <= w for w in windows):
+                kept.append(item)
+            else:
+                dropped += 1
+        sections[s] = tuple(kept)
+    return (SummaryData(**sections), dropped) if dropped else (new, 0)
+
+
 _SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _MAX_KEPT_SENTENCE = 240
+_MAX_PREFIX = 100  # a user message up to this long introduces the answer sentence kept
 
 
 def _numbers(text: str) -> set[str]:
@@ -295,30 +405,42 @@ def keep_turn_numbers(summary: SummaryData, turns: Sequence[Turn]) -> tuple[Summ
 
     Numbers, amounts, dates and ids are what small models drop most often when they
     summarise; a sentence carrying one the new summary does not mention is kept verbatim.
+    A sentence of the answer is preceded by the user's message when that message is short
+    and added nothing itself ("Combien coûte la livraison ? — Elle est offerte dès 50 €"):
+    the answer alone rarely says what it is about.
 
     Returns:
         The completed summary and the number of sentences added.
 
     Example:
-        >>> turns = [Turn(3, "My client number is 48213. Thanks!", "Noted.")]
-        >>> keep_turn_numbers(SummaryData(key_facts=("The user thanked us.",)), turns)[0].key_facts
-        ('The user thanked us.', 'My client number is 48213.')
+        >>> turns = [Turn(3, "My client number is 48213. Thanks!", "Noted."),
+        ...          Turn(4, "Delivery cost?", "It is free from 50 €.")]
+        >>> for fact in keep_turn_numbers(SummaryData(key_facts=("Hi.",)), turns)[0].key_facts:
+        ...     print(fact)
+        Hi.
+        My client number is 48213.
+        Delivery cost? — It is free from 50 €.
     """
     haystack = summary.render().casefold()
     facts = list(summary.key_facts)
     added = 0
     for turn in turns:
-        for text in (turn.human, turn.ai):
+        human_added = False
+        for is_answer, text in ((False, turn.human), (True, turn.ai)):
             for sentence in _SENTENCE_RE.split(text):
                 sentence = " ".join(sentence.split())
                 if not sentence:
                     continue
                 missing = [n for n in _numbers(sentence) if n.casefold() not in haystack]
-                if missing:
-                    kept = _cut(sentence, _MAX_KEPT_SENTENCE)
-                    facts.append(kept)
-                    haystack += "\n" + kept.casefold()
-                    added += 1
+                if not missing:
+                    continue
+                kept = _cut(sentence, _MAX_KEPT_SENTENCE)
+                if is_answer and not human_added and len(turn.human) <= _MAX_PREFIX:
+                    kept = f"{' '.join(turn.human.split())} — {kept}"
+                human_added = True  # the user's message is in the summary now
+                facts.append(kept)
+                haystack += "\n" + kept.casefold()
+                added += 1
     if not added:
         return summary, 0
     return replace(summary, key_facts=tuple(facts)), added

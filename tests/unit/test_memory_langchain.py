@@ -139,8 +139,8 @@ def test_shared_store_between_memory_kinds() -> None:
 def test_summary_memory_puts_summary_first_as_system_message() -> None:
     llm = ScriptedChatModel(default=json.dumps({"add_facts": ["Alice is in Lyon."]}))
     mem = SummaryMemory(llm=llm, max_turns=2, keep_last=1, token_counter=word_counter)
-    for i in range(3):
-        mem.save_context({"question": f"q{i}"}, {"answer": f"a{i}"})
+    for i, question in enumerate(("Alice here, from Lyon.", "q1", "q2")):
+        mem.save_context({"question": question}, {"answer": f"a{i}"})
     assert mem.wait_idle(5)
     history = mem.load_memory_variables({})["chat_history"]
     assert isinstance(history[0], SystemMessage)

@@ -17,7 +17,9 @@ from memory_chains.memory._summary_data import (
     anchors,
     apply_update,
     carry_forward,
+    drop_unsupported,
     fit_budget,
+    keep_turn_numbers,
     parse_update,
 )
 from memory_chains.stores import InMemoryStore, SQLiteStore, Turn
@@ -131,6 +133,25 @@ def test_summarizer_prompt_prefix_is_fixed() -> None:
     b = s.build_messages(SummaryData(key_facts=("x",)), [Turn(9, "other", "b")])
     assert [m.content for m in a[:3]] == [m.content for m in b[:3]]
     assert "F1. x" in str(b[-1].content) and "Human (turn 9): other" in str(b[-1].content)
+
+
+def test_summarizer_example_speaks_the_conversation_language() -> None:
+    s = LLMSummarizer(ScriptedChatModel())
+    french = s.build_messages(SummaryData(), [Turn(1, "Quels sont vos horaires ?", "9 h-19 h")])
+    english = s.build_messages(SummaryData(), [Turn(1, "What are your opening hours?", "9-7")])
+    assert "Sofia préfère" in str(french[2].content) and "Tant pis" in str(french[1].content)
+    assert "Sofia prefers" in str(english[2].content)
+    assert french[0].content == english[0].content  # one system prompt, cached by both
+    for messages in (french, english):  # each example answer is a valid change set
+        assert parse_update(str(messages[2].content)).add["preferences"]
+
+
+def test_a_run_on_item_is_split_between_clauses_not_cut_inside_a_word() -> None:
+    clauses = [f"Product {i} costs {100 + i} € and ships from Lyon" for i in range(14)]
+    raw = update(add_facts=["; ".join(clauses)])
+    items = parse_update(raw).add["key_facts"]
+    assert len(items) > 1 and all(len(item) <= 400 for item in items)
+    assert "; ".join(items) == "; ".join(clauses)  # nothing lost, nothing cut
 
 
 def test_summarizer_structured_flag() -> None:
@@ -341,8 +362,8 @@ def test_persisted_summary_is_reloaded_by_a_new_memory(tmp_path: Path) -> None:
     path = tmp_path / "m.sqlite3"
     llm = ScriptedChatModel(default=update(add_facts=["Alice lives in Lyon."]))
     first = make(llm, store=SQLiteStore(path), max_turns=2, keep_last=1)
-    for i in range(3):
-        first.add_exchange(f"q{i}", f"a{i}")
+    for i, question in enumerate(("Alice here, from Lyon.", "q1", "q2")):
+        first.add_exchange(question, f"a{i}")
     first.store.close()
     again = make(ScriptedChatModel(), store=SQLiteStore(path), max_turns=2, keep_last=1)
     ctx = again.context()
@@ -379,4 +400,69 @@ def test_numbers_the_model_missed_are_kept_from_the_turns() -> None:
         "The user bought a laptop.",
         "My client number is 48213.",
         "Delivery on 14/03.",
+    )
+
+
+CATALOGUE = [
+    ("Je cherche le Dell XPS 15.", "Le Dell XPS 15 est en stock à 1 899 €."),
+    ("Quelle est sa garantie ?", "Garanti 1 an, extensible à 3 ans."),
+    ("Parle-moi de l'ASUS ROG Strix G15.", "Un PC gamer 144 Hz à 1 349 €."),
+    ("Et la carte graphique ?", "Une NVIDIA GeForce RTX 4060."),
+    ("La livraison ?", "Offerte dès 50 €."),
+]
+
+
+def test_a_new_item_mixing_distant_turns_is_dropped_and_counted() -> None:
+    invented = "La carte graphique du Dell XPS 15 est une RTX 4060."  # turns 1 and 4
+    grounded = [
+        "Le Dell XPS 15 est garanti 1 an, extensible à 3 ans.",  # "sa garantie": turns 1-2
+        "La carte graphique de l'ASUS ROG Strix G15 est une RTX 4060.",  # turns 3-4
+        "La livraison est offerte dès 50 €.",
+        "Le client compare des ordinateurs portables.",  # no anchor: nothing to check
+    ]
+    llm = ScriptedChatModel(default=update(add_facts=[*grounded, invented]))
+    mem = make(llm, max_turns=len(CATALOGUE), keep_last=1)
+    for human, ai in CATALOGUE:
+        mem.add_exchange(human, ai)
+    mem.add_exchange("Merci", "Avec plaisir")
+    assert mem.store.get_summary("default", "default").upto_seq == 5
+    summary = SummaryData.from_json(mem.store.get_summary("default", "default").data)
+    assert invented not in summary.key_facts
+    assert set(grounded) <= set(summary.key_facts)
+    # the RTX 4060 sentence is grounded elsewhere, so no verbatim sentence was needed
+    assert not any(f.startswith("Une NVIDIA") for f in summary.key_facts)
+
+
+def test_unsupported_items_are_reported_and_old_items_never_judged() -> None:
+    previous = SummaryData(key_facts=("Claire habite à Lyon.",))
+    new = SummaryData(
+        key_facts=("Claire habite à Lyon.", "Claire a commandé le Dell XPS 15 le 14/03."),
+        decisions=("L'assistant livre à Genève.",),
+    )
+    turns = [Turn(1, "Mon numéro de client est le 48213.", "Merci, c'est noté.")]
+    kept, dropped = drop_unsupported(previous, new, turns)
+    assert dropped == 2 and kept == SummaryData(key_facts=("Claire habite à Lyon.",))
+
+    store = InMemoryStore()
+    writer = make(ScriptedChatModel(), max_turns=100, store=store)
+    writer.add_exchange("Livrez à Lyon le 12 mai", "Entendu, le 12 mai à Lyon")
+    writer.add_exchange("Merci", "Bonne journée")
+    reply = update(add_decisions=["Livraison à Lyon le 12 mai.", "Livraison à Genève."])
+    result = make(ScriptedChatModel(default=reply), max_turns=1, keep_last=0, store=store)
+    outcome = result.compact_now()
+    assert outcome is not None and outcome.unsupported_items == 1
+    assert result.context().summary == "Decisions and commitments: Livraison à Lyon le 12 mai."
+
+
+def test_a_kept_answer_sentence_says_what_it_answers_once() -> None:
+    turns = [
+        Turn(1, "Combien coûte la livraison ?", "Elle coûte 4,90 €. Elle est offerte dès 50 €."),
+        Turn(2, "x" * 150, "Oui, en 3 fois dès 300 €."),  # a long message is not repeated
+    ]
+    facts, added = keep_turn_numbers(SummaryData(), turns)
+    assert added == 3
+    assert facts.key_facts == (
+        "Combien coûte la livraison ? — Elle coûte 4,90 €.",
+        "Elle est offerte dès 50 €.",
+        "Oui, en 3 fois dès 300 €.",
     )
