@@ -82,8 +82,8 @@ def test_summary_survives_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "memory.sqlite3"
     llm = ScriptedChatModel(default='{"add_facts": ["Client 48213 delivers to Lyon."]}')
     mem = SummaryCore(llm, store=SQLiteStore(path), max_turns=2, keep_last=1, background=False)
-    for i in range(3):
-        mem.add_exchange(f"q{i}", f"a{i}")
+    for i, question in enumerate(("Client 48213 here, deliver to Lyon.", "q1", "q2")):
+        mem.add_exchange(question, f"a{i}")
     mem.store.close()
     out = _python(
         f"""
