@@ -136,7 +136,8 @@ def _dialogue(n: int, seed: int) -> list[tuple[str, str]]:
 
 
 def _stub_model(counter: Callable[[str], int]) -> Any:
-    """An instant chat model: a JSON change set with one new fact per call.
+    """An instant chat model: a JSON change set with one new fact per call (the first
+    folded user message).
 
     LangChain's summary memory reads the reply as prose; ours parses it. Token counting
     uses ``counter`` (LangChain's default would try to download GPT-2's tokenizer).
@@ -156,8 +157,11 @@ def _stub_model(counter: Callable[[str], int]) -> Any:
 
         def _next_text(self, messages: list[BaseMessage]) -> str:
             self.calls.append(list(messages))
-            n = len(self.calls)
-            return json.dumps({"add_facts": [f"Fact {n}: order {1000 + n} confirmed."]})
+            prompt = str(messages[-1].content) if messages else ""
+            folded = [line for line in prompt.splitlines() if line.startswith("Human (turn")]
+            # a fact the folded turns state (ours drops a new item they do not support)
+            said = folded[0].split(": ", 1)[1] if folded else f"call {len(self.calls)}"
+            return json.dumps({"add_facts": [f"The user said: {said}"]})
 
     return _Stub()
 
