@@ -16,10 +16,10 @@ How the summary avoids drift when it is rewritten again and again:
   re-appended. Only open questions may be dropped (they get answered);
 * :func:`keep_turn_numbers` does the same for the folded turns themselves: a sentence
   carrying a number, date or id that the new summary misses is added verbatim;
-* :func:`drop_unsupported` drops a new item whose names and numbers no few consecutive
-  folded turns state together (a small model continuing a pattern: "the Dell has the RTX
-  4060" when only the ASUS was said to). It runs first, so a number it drops comes back
-  as the turn's own sentence.
+* :func:`drop_unsupported` drops a new item whose names and numbers are not stated
+  together within three consecutive folded turns (a small model continuing a pattern:
+  "the Dell has the RTX 4060" when only the ASUS was said to). It runs first, so a number
+  it drops comes back as the turn's own sentence.
 
 Compaction costs one model call and runs off the critical path (a background thread by
 default; :meth:`SummaryCore.wait_idle` waits for it). It never loses anything: the raw turns

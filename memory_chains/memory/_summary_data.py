@@ -160,14 +160,8 @@ def _split_item(text: str, limit: int = _MAX_ITEM_CHARS) -> list[str]:
         if items and len(items[-1]) + len(joint) + len(clause) <= limit:
             items[-1] += joint + clause
         else:
-            items.append(_cut_at_word(clause, limit))
+            items.append(_cut(clause, limit))
     return items
-
-
-def _cut_at_word(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: limit - 2].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
 
 
 @dataclass(frozen=True)
@@ -479,4 +473,7 @@ def fit_budget(data: SummaryData, max_tokens: int, count: TokenCounter) -> tuple
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 2].rstrip() + " …"
+    """``text`` cut at a word to at most ``limit`` characters, "…" marking the cut."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 2].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
