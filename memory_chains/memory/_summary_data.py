@@ -118,6 +118,9 @@ def _sentence(item: str) -> str:
 
 
 _ID_ONLY_RE = re.compile(r"[FDPQ]\d+(?:\s*[;,.]?\s*[FDPQ]\d+)*\s*[.;]?", re.IGNORECASE)
+# The prompt's own markers echoed back: "(none)" as an item, "Q1. " before one.
+_EMPTY_RE = re.compile(r"\(?\s*(?:none|aucune?|rien|n/?a)\s*\)?\s*\.?", re.IGNORECASE)
+_ID_PREFIX_RE = re.compile(r"^[FDPQ]\d+\.\s+")
 
 
 def _clean_items(value: object) -> tuple[str, ...]:
@@ -128,9 +131,9 @@ def _clean_items(value: object) -> tuple[str, ...]:
     for v in value:
         if not isinstance(v, str):
             continue
-        for text in _split_item(" ".join(v.split())):
-            if _ID_ONLY_RE.fullmatch(text):  # e.g. "Q1; Q2": ids echoed back, not content
-                continue
+        for text in _split_item(_ID_PREFIX_RE.sub("", " ".join(v.split()))):
+            if _ID_ONLY_RE.fullmatch(text) or _EMPTY_RE.fullmatch(text):
+                continue  # e.g. "Q1; Q2" or "(none)": the prompt's markers, not content
             if text and text.casefold() not in seen:
                 seen.add(text.casefold())
                 out.append(text)

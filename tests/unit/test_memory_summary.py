@@ -466,3 +466,13 @@ def test_a_kept_answer_sentence_says_what_it_answers_once() -> None:
         "Elle est offerte dès 50 €.",
         "Oui, en 3 fois dès 300 €.",
     )
+
+
+def test_the_prompts_markers_echoed_back_are_not_items() -> None:
+    raw = update(
+        add_preferences=["(none)", "Aucun.", "Sofia préfère le matin."],
+        add_questions=["Q1. Peut-on changer la RAM ?", "Q1; Q2"],
+    )
+    parsed = parse_update(raw).add
+    assert parsed["preferences"] == ("Sofia préfère le matin.",)
+    assert parsed["open_questions"] == ("Peut-on changer la RAM ?",)
