@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memory_chains._terms import terms
 from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import MalformedOutputError
 from memory_chains.memory._text import TokenCounter
@@ -311,31 +312,18 @@ def carry_forward(previous: SummaryData, new: SummaryData) -> tuple[SummaryData,
 
 _SUPPORT_WINDOW = 3  # consecutive turns a new item may draw its anchors from
 _DIGITS_RE = re.compile(r"\d+")
-_ELISION_RE = re.compile(r"^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu)['’]|['’]s?$")
 
 
-def _norm(word: str) -> str:
-    """Casefolded, without a French elision (l'ASUS), an English possessive or a plural s."""
-    word = _ELISION_RE.sub("", word.casefold())
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+def _support(text: str) -> frozenset[str]:
+    """Index terms of ``text`` plus its digit runs ("G15" also counts as "15")."""
+    return frozenset(terms(text)).union(_DIGITS_RE.findall(text))
 
 
-def _support_tokens(text: str) -> frozenset[str]:
-    """Digit runs and normalised words (hyphenated ones also by parts)."""
-    tokens = set(_DIGITS_RE.findall(text))
-    for word in _WORD_RE.findall(text):
-        tokens.add(_norm(word))
-        tokens.update(_norm(part) for part in word.split("-") if part)
-    return frozenset(tokens)
-
-
-def _needed_tokens(item: str) -> frozenset[str]:
+def _needed(item: str) -> frozenset[str]:
+    """What :func:`drop_unsupported` looks for: an item's anchors as digit runs and terms."""
     needed: set[str] = set()
     for mark in anchors(item):
-        if mark[:1].isdigit():
-            needed.update(_DIGITS_RE.findall(mark))
-        else:
-            needed.add(_norm(mark.strip("[]")))
+        needed.update(_DIGITS_RE.findall(mark) if mark[:1].isdigit() else terms(mark))
     return frozenset(needed)
 
 
@@ -346,7 +334,8 @@ def drop_unsupported(
 
     A small model summarising a list of similar exchanges tends to continue the pattern
     ("the RTX 4060 is the Dell's graphics card" when only the ASUS was said to have it). A
-    new item is kept when all its :func:`anchors` (numbers, names) appear within
+    new item is kept when all its :func:`anchors` (numbers, names; compared as index
+    :func:`~memory_chains._terms.terms`, so "l'ASUS" meets "ASUS") appear within
     ``_SUPPORT_WINDOW`` consecutive folded turns, the previous summary counting as part of
     every stretch; items without anchors, and items already in ``previous``, are kept.
     :func:`keep_turn_numbers`, which runs after, re-adds verbatim any turn sentence whose
@@ -365,8 +354,8 @@ def drop_unsupported(
         (SummaryData(key_facts=('The Dell XPS 15 has a 1 year warranty.',), decisions=(), \
 preferences=(), open_questions=()), 1)
     """
-    base = _support_tokens(previous.render())
-    per_turn = [_support_tokens(f"{t.human}\n{t.ai}") for t in turns]
+    base = _support(previous.render())
+    per_turn = [_support(f"{t.human}\n{t.ai}") for t in turns]
     span = max(1, min(_SUPPORT_WINDOW, len(per_turn)))
     windows = [base.union(*per_turn[i : i + span]) for i in range(max(1, len(per_turn) - span + 1))]
     dropped = 0
@@ -374,7 +363,7 @@ preferences=(), open_questions=()), 1)
     for s in SECTIONS:
         kept = []
         for item in new.section(s):
-            needed = _needed_tokens(item)
+            needed = _needed(item)
             if item in previous.section(s) or not needed or any(needed <= w for w in windows):
                 kept.append(item)
             else:

@@ -2,7 +2,7 @@
 
 :class:`BM25Index` holds the postings of documents added one by one (term → list of
 ``(document index, term frequency)``) and scores a query against all of them at once.
-Documents are given as term lists (see :func:`memory_chains.recall._text.terms`), so the
+Documents are given as term lists (see :func:`memory_chains._terms.terms`), so the
 index knows nothing about languages.
 
 Example:

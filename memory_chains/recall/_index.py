@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 
+from memory_chains._terms import terms
 from memory_chains.errors import InvalidInputError, ModelCallError
 from memory_chains.providers._tokens import approximate_token_count
 from memory_chains.recall._fusion import top_k
@@ -44,7 +45,6 @@ from memory_chains.recall._persist import (
 )
 from memory_chains.recall._rank import rank_scores
 from memory_chains.recall._state import EpisodeSet
-from memory_chains.recall._text import terms
 from memory_chains.recall._types import Episode, RecallConfig, RecalledContext, RecalledTurn
 from memory_chains.stores import BaseStore, InMemoryStore, validate_id
 

@@ -19,7 +19,7 @@ Without vectors (no embeddings) it is BM25 + feedback + speaker + date + neighbo
 Example:
     >>> from collections import Counter
     >>> from memory_chains.recall._state import EpisodeSet
-    >>> from memory_chains.recall._text import terms
+    >>> from memory_chains._terms import terms
     >>> from memory_chains.recall._types import Episode, RecallConfig
     >>> episodes = EpisodeSet()
     >>> for i, text in enumerate(["I adopted a puppy", "Work was busy", "We hiked a lot"]):
@@ -35,10 +35,10 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_chains._folding import fold
+from memory_chains._terms import terms
 from memory_chains.recall._dates import date_mask
 from memory_chains.recall._fusion import neighbour_smooth, top_k
 from memory_chains.recall._state import EpisodeSet
-from memory_chains.recall._text import terms
 from memory_chains.recall._types import RecallConfig
 
 __all__ = ["feedback_terms", "rank_scores", "zscore"]

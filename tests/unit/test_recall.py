@@ -9,6 +9,7 @@ from datetime import date, datetime
 import numpy as np
 import pytest
 
+from memory_chains._terms import keywords, stem, terms
 from memory_chains.errors import InvalidInputError, StoreError
 from memory_chains.recall import Episode, RecallConfig, TurnIndex
 from memory_chains.recall._bm25 import BM25Index
@@ -23,7 +24,6 @@ from memory_chains.recall._fusion import (
 from memory_chains.recall._persist import decode_turn, turns_namespace
 from memory_chains.recall._rank import rank_scores
 from memory_chains.recall._state import EpisodeSet
-from memory_chains.recall._text import keywords, stem, terms
 from memory_chains.stores import InMemoryStore, export_user, forget_user
 from memory_chains.testing import HashEmbeddings, word_counter
 

@@ -1,4 +1,5 @@
-"""Lexical normalisation shared by the episodic index: folding, stop words, light stemming.
+"""Lexical normalisation shared by the episodic index and the summary's support check:
+folding, stop words, light stemming.
 
 :func:`terms` turns a text into the index terms BM25 counts: accents and case folded
 (:func:`memory_chains._folding.fold`), English possessives dropped, French elisions
