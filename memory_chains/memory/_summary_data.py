@@ -312,6 +312,7 @@ def carry_forward(previous: SummaryData, new: SummaryData) -> tuple[SummaryData,
 
 _SUPPORT_WINDOW = 3  # consecutive turns a new item may draw its anchors from
 _DIGITS_RE = re.compile(r"\d+")
+_SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 
 def _support(text: str) -> frozenset[str]:
@@ -319,12 +320,49 @@ def _support(text: str) -> frozenset[str]:
     return frozenset(terms(text)).union(_DIGITS_RE.findall(text))
 
 
-def _needed(item: str) -> frozenset[str]:
-    """What :func:`drop_unsupported` looks for: an item's anchors as digit runs and terms."""
-    needed: set[str] = set()
-    for mark in anchors(item):
-        needed.update(_DIGITS_RE.findall(mark) if mark[:1].isdigit() else terms(mark))
-    return frozenset(needed)
+def _split_anchors(marks: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Anchors as (digit runs of the numbers, index terms of the names)."""
+    digits: set[str] = set()
+    names: set[str] = set()
+    for mark in marks:
+        if mark[:1].isdigit():
+            digits.update(_DIGITS_RE.findall(mark))
+        else:
+            names.update(terms(mark))
+    return frozenset(digits), frozenset(names)
+
+
+def _needed(item: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What :func:`drop_unsupported` looks for: an item's numbers and names."""
+    return _split_anchors(anchors(item))
+
+
+def _turn_names(turn: Turn) -> frozenset[str]:
+    """The names a turn states (each sentence's first word excepted), as index terms."""
+    marks: set[str] = set()
+    for sentence in _SENTENCE_RE.split(f"{turn.human}\n{turn.ai}"):
+        marks.update(anchors(sentence))
+    return _split_anchors(frozenset(marks))[1]
+
+
+def _supported(
+    digits: frozenset[str],
+    names: frozenset[str],
+    stretch: Sequence[tuple[frozenset[str], frozenset[str]]],
+    previous: Sequence[tuple[frozenset[str], frozenset[str]]],
+) -> bool:
+    """True when ``stretch`` and the ``previous`` items state every name and every number,
+    each number in a turn or item that names one of ``names`` or names nothing at all."""
+    parts = [*stretch, *previous]
+    if not (digits | names) <= frozenset().union(*(support for support, _ in parts)):
+        return False
+    return all(
+        any(
+            digit in support and (not names or not stated or bool(names & stated))
+            for support, stated in parts
+        )
+        for digit in digits
+    )
 
 
 def drop_unsupported(
@@ -333,11 +371,15 @@ def drop_unsupported(
     """Drop the new items whose anchors no stretch of the folded turns states together.
 
     A small model summarising a list of similar exchanges tends to continue the pattern
-    ("the RTX 4060 is the Dell's graphics card" when only the ASUS was said to have it). A
-    new item is kept when all its :func:`anchors` (numbers, names; compared as index
+    ("the RTX 4060 is the Dell's graphics card" when only the ASUS was said to have it, or
+    the Lenovo's "3 years" of warranty given to the ASUS named in the next turn). A new
+    item is kept when all its :func:`anchors` (numbers, names; compared as index
     :func:`~memory_chains._terms.terms`, so "l'ASUS" meets "ASUS") appear within
-    ``_SUPPORT_WINDOW`` consecutive folded turns, the previous summary counting as part of
-    every stretch; items without anchors, and items already in ``previous``, are kept.
+    ``_SUPPORT_WINDOW`` consecutive folded turns, each of its numbers in a turn that names
+    one of the item's names or no name at all ("Its warranty?" / "1 year." is about the
+    product named just before; "3 years" said of the Lenovo is not about the ASUS). The
+    previous summary's items count as part of every stretch, under the same rule; items
+    without anchors, and items already in ``previous``, are kept.
     :func:`keep_turn_numbers`, which runs after, re-adds verbatim any turn sentence whose
     number is then missing.
 
@@ -354,17 +396,23 @@ def drop_unsupported(
         (SummaryData(key_facts=('The Dell XPS 15 has a 1 year warranty.',), decisions=(), \
 preferences=(), open_questions=()), 1)
     """
-    base = _support(previous.render())
-    per_turn = [_support(f"{t.human}\n{t.ai}") for t in turns]
+    old_items = [
+        (_support(item), _needed(item)[1]) for s in SECTIONS for item in previous.section(s)
+    ]
+    per_turn = [(_support(f"{t.human}\n{t.ai}"), _turn_names(t)) for t in turns]
     span = max(1, min(_SUPPORT_WINDOW, len(per_turn)))
-    windows = [base.union(*per_turn[i : i + span]) for i in range(max(1, len(per_turn) - span + 1))]
+    stretches = [per_turn[i : i + span] for i in range(max(1, len(per_turn) - span + 1))]
     dropped = 0
     sections: dict[str, tuple[str, ...]] = {}
     for s in SECTIONS:
         kept = []
         for item in new.section(s):
-            needed = _needed(item)
-            if item in previous.section(s) or not needed or any(needed <= w for w in windows):
+            digits, names = _needed(item)
+            if (
+                item in previous.section(s)
+                or not (digits or names)
+                or any(_supported(digits, names, stretch, old_items) for stretch in stretches)
+            ):
                 kept.append(item)
             else:
                 dropped += 1
@@ -372,7 +420,6 @@ preferences=(), open_questions=()), 1)
     return (SummaryData(**sections), dropped) if dropped else (new, 0)
 
 
-_SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _MAX_KEPT_SENTENCE = 240
 _MAX_PREFIX = 100  # a user message up to this long introduces the answer sentence kept
 

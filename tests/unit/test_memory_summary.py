@@ -476,3 +476,26 @@ def test_the_prompts_markers_echoed_back_are_not_items() -> None:
     parsed = parse_update(raw).add
     assert parsed["preferences"] == ("Sofia préfère le matin.",)
     assert parsed["open_questions"] == ("Peut-on changer la RAM ?",)
+
+
+def test_a_number_said_of_another_product_does_not_support_an_item() -> None:
+    turns = [
+        Turn(1, "Quelle est sa garantie ?", "Le Dell XPS 15 est garanti 1 an, extensible à 3 ans."),
+        Turn(2, "Et comparé au Lenovo ?", "Le Lenovo ThinkPad X1 Carbon est garanti 3 ans."),
+        Turn(3, "Parle-moi de l'ASUS ROG Strix G15.", "Un PC gamer 15,6 pouces à 1 349 €."),
+        Turn(4, "Et sa garantie ?", "2 ans."),  # a turn naming nothing supports any name
+    ]
+    invented = "La garantie de l'ASUS ROG Strix G15 est 3 ans."  # the Lenovo's, next turn
+    grounded = (
+        "La garantie du Lenovo ThinkPad X1 Carbon est 3 ans.",
+        "L'ASUS ROG Strix G15 coûte 1 349 €.",
+        "L'ASUS ROG Strix G15 est garanti 2 ans.",
+    )
+    new = SummaryData(key_facts=(*grounded, invented))
+    kept, dropped = drop_unsupported(SummaryData(), new, turns)
+    assert dropped == 1 and kept.key_facts == grounded
+    # the previous summary's items count under the same rule
+    previous = SummaryData(key_facts=("Le Lenovo ThinkPad X1 Carbon est garanti 3 ans.",))
+    assert drop_unsupported(previous, new, turns)[1] == 1
+    previous = SummaryData(key_facts=("Extension de garantie : 3 ans de plus.",))
+    assert drop_unsupported(previous, new, turns)[1] == 0
