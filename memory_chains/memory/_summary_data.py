@@ -424,11 +424,23 @@ _MAX_KEPT_SENTENCE = 240
 _MAX_PREFIX = 100  # a user message up to this long introduces the answer sentence kept
 
 
+# A lone digit is tracked with the word after it ("2 ans", "7 inch", "3 days"): alone it
+# would be found in almost any summary.
+_COUNT_RE = re.compile(r"(?<![\w.,])\d\s(?:[^\W\d_]{2,})")
+
+
 def _numbers(text: str) -> set[str]:
-    """Numbers of two or more digits, decimals, dates and ids; masked placeholders."""
+    """Numbers of two or more digits, decimals, dates and ids; a lone digit with the word
+    after it; masked placeholders.
+
+    Example:
+        >>> sorted(_numbers("Garanti 2 ans, livré en 48 h, 1 349 €."))
+        ['2 ans', '349', '48']
+    """
     found = {
         m.group() for m in _NUMBER_RE.finditer(text) if sum(c.isdigit() for c in m.group()) >= 2
     }
+    found |= {m.group() for m in _COUNT_RE.finditer(text)}
     found |= {m.group().casefold() for m in _PLACEHOLDER_RE.finditer(text)}
     return found
 
