@@ -16,6 +16,7 @@ _EVAL_MODULES = (
     "memory_chains.cli._eval_topics",
     "memory_chains.cli._eval_locomo",
     "memory_chains.cli._eval_longterm",
+    "memory_chains.cli._eval_summary",
 )
 
 

@@ -7,4 +7,7 @@
   CANARD's human rewrites (:func:`~memory_chains.evaluation.rewrite.evaluate_canard`).
 * :mod:`memory_chains.evaluation.locomo`: LoCoMo evidence recall@k and context tokens of
   the episodic index (:func:`~memory_chains.evaluation.locomo.evaluate_locomo`).
+* :mod:`memory_chains.evaluation.summary`: what a running summary keeps of scripted
+  conversations' facts and which numbers it gives to the wrong thing
+  (:func:`~memory_chains.evaluation.summary.evaluate_summary`).
 """
