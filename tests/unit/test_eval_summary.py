@@ -106,11 +106,14 @@ def test_loader_reports_the_bad_line(tmp_path: Path) -> None:
         load_summary_cases(path)
 
 
-def test_packaged_set_loads_and_every_fact_is_stated_by_its_turn() -> None:
-    from memory_chains.cli._eval_summary import _DEFAULT_DATASET
+@pytest.mark.parametrize(("name", "n_cases", "n_facts"), [("dev", 4, 49), ("heldout", 3, 29)])
+def test_packaged_sets_load_and_every_fact_is_stated_by_its_turn(
+    name: str, n_cases: int, n_facts: int
+) -> None:
+    from memory_chains.cli._eval_summary import _SETS
 
-    cases = load_summary_cases(_DEFAULT_DATASET)
-    assert len(cases) == 4 and sum(len(c.facts) for c in cases) == 49
+    cases = load_summary_cases(_SETS[name])
+    assert len(cases) == n_cases and sum(len(c.facts) for c in cases) == n_facts
     for case in cases:
         for fact in case.facts:
             human, ai = case.turns[fact.turn - 1]
@@ -122,7 +125,7 @@ def test_cli_without_model_prints_the_code_only_and_window_rows(
 ) -> None:
     assert main(["eval", "summary", "--no-model", "--limit", "1", "--json"]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert set(report) == {"max_turns", "keep_last", "summary_code_only", "window_2"}
+    assert set(report) == {"dataset", "max_turns", "keep_last", "summary_code_only", "window_2"}
     assert report["summary_code_only"]["fact_recall"] > report["window_2"]["fact_recall"]
     assert main(["eval", "summary", "--no-model", "--keep-last", "6"]) == 1
     assert "--keep-last" in capsys.readouterr().err
