@@ -14,8 +14,9 @@ How the summary avoids drift when it is rewritten again and again:
   checks that the anchors (numbers, dates, names, ids, masked placeholders) of every
   previous fact, decision and preference still appear; an item whose anchors vanished is
   re-appended. Only open questions may be dropped (they get answered);
-* :func:`keep_turn_numbers` does the same for the folded turns themselves: a sentence
-  carrying a number, date or id that the new summary misses is added verbatim;
+* :func:`keep_turn_details` does the same for the folded turns themselves: a sentence
+  carrying a number, date, id or name that the new summary misses is added verbatim (a
+  lone digit counts with its word: "2 ans");
 * :func:`drop_unsupported` drops a new item whose names and numbers are not stated
   together within three consecutive folded turns (a small model continuing a pattern:
   "the Dell has the RTX 4060" when only the ASUS was said to). It runs first, so a number
@@ -68,7 +69,7 @@ from memory_chains.memory._summary_data import (
     carry_forward,
     drop_unsupported,
     fit_budget,
-    keep_turn_numbers,
+    keep_turn_details,
     parse_update,
 )
 from memory_chains.memory._text import (
@@ -454,7 +455,7 @@ class SummaryCore(ShortTermMemory):
             )
         grounded, unsupported = drop_unsupported(previous, produced, fold)
         repaired, restored = carry_forward(previous, grounded)
-        repaired, kept = keep_turn_numbers(repaired, fold)
+        repaired, kept = keep_turn_details(repaired, fold)
         restored += kept
         fitted, dropped = fit_budget(repaired, self.max_summary_tokens, self.count_tokens)
         data: dict[str, Any] = {

@@ -2,7 +2,7 @@
 
 :class:`SummaryData` (four sections of short items), :class:`SummaryUpdate` (the change set
 a model returns), and pure helpers: :func:`parse_update`, :func:`apply_update`,
-:func:`carry_forward`, :func:`keep_turn_numbers`, :func:`fit_budget`, :func:`anchors`.
+:func:`carry_forward`, :func:`keep_turn_details`, :func:`fit_budget`, :func:`anchors`.
 Nothing here does I/O or calls a model.
 
 Example:
@@ -35,7 +35,7 @@ __all__ = [
     "carry_forward",
     "drop_unsupported",
     "fit_budget",
-    "keep_turn_numbers",
+    "keep_turn_details",
     "parse_update",
 ]
 
@@ -380,8 +380,8 @@ def drop_unsupported(
     product named just before; "3 years" said of the Lenovo is not about the ASUS). The
     previous summary's items count as part of every stretch, under the same rule; items
     without anchors, and items already in ``previous``, are kept.
-    :func:`keep_turn_numbers`, which runs after, re-adds verbatim any turn sentence whose
-    number is then missing.
+    :func:`keep_turn_details`, which runs after, re-adds verbatim any turn sentence whose
+    number or name is then missing.
 
     Returns:
         The summary without the unsupported items and how many were dropped.
@@ -445,11 +445,20 @@ def _numbers(text: str) -> set[str]:
     return found
 
 
-def keep_turn_numbers(summary: SummaryData, turns: Sequence[Turn]) -> tuple[SummaryData, int]:
-    """Add, as key facts, the sentences of folded turns whose numbers the summary misses.
+def _marks(sentence: str) -> set[str]:
+    """What a kept sentence must not lose: its :func:`_numbers` and its names (capitalised
+    words other than the first: a person, a product, a place)."""
+    names = {m for m in anchors(sentence) if not m[:1].isdigit() and len(m) > 2}
+    return _numbers(sentence) | names
 
-    Numbers, amounts, dates and ids are what small models drop most often when they
-    summarise; a sentence carrying one the new summary does not mention is kept verbatim.
+
+def keep_turn_details(summary: SummaryData, turns: Sequence[Turn]) -> tuple[SummaryData, int]:
+    """Add, as key facts, the sentences of folded turns whose numbers or names the summary
+    misses.
+
+    Numbers, amounts, dates, ids and names are what small models drop most often when they
+    summarise ("the Pilates class is on Tuesday at 6 pm" without "with Inès"); a sentence
+    carrying one the new summary does not mention is kept verbatim.
     A sentence of the answer is preceded by the user's message when that message is short
     and added nothing itself ("Combien coûte la livraison ? — Elle est offerte dès 50 €"):
     the answer alone rarely says what it is about.
@@ -459,12 +468,14 @@ def keep_turn_numbers(summary: SummaryData, turns: Sequence[Turn]) -> tuple[Summ
 
     Example:
         >>> turns = [Turn(3, "My client number is 48213. Thanks!", "Noted."),
-        ...          Turn(4, "Delivery cost?", "It is free from 50 €.")]
-        >>> for fact in keep_turn_numbers(SummaryData(key_facts=("Hi.",)), turns)[0].key_facts:
+        ...          Turn(4, "Delivery cost?", "It is free from 50 €."),
+        ...          Turn(5, "Who teaches yoga?", "Yoga is taught by Marc.")]
+        >>> for fact in keep_turn_details(SummaryData(key_facts=("Hi.",)), turns)[0].key_facts:
         ...     print(fact)
         Hi.
         My client number is 48213.
         Delivery cost? — It is free from 50 €.
+        Who teaches yoga? — Yoga is taught by Marc.
     """
     haystack = summary.render().casefold()
     facts = list(summary.key_facts)
@@ -476,7 +487,7 @@ def keep_turn_numbers(summary: SummaryData, turns: Sequence[Turn]) -> tuple[Summ
                 sentence = " ".join(sentence.split())
                 if not sentence:
                     continue
-                missing = [n for n in _numbers(sentence) if n.casefold() not in haystack]
+                missing = [n for n in _marks(sentence) if n.casefold() not in haystack]
                 if not missing:
                     continue
                 kept = _cut(sentence, _MAX_KEPT_SENTENCE)

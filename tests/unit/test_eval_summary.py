@@ -87,12 +87,13 @@ def test_a_misattributed_item_the_support_check_lets_through_is_reported() -> No
     )
     reply = json.dumps({"add_facts": ["L'ASUS coûte 1 349 €.", "L'ASUS est garanti 3 ans."]})
     report = evaluate_summary([case], lambda: summary_memory(reply, max_turns=3))
-    # the third item is "Il coûte 1 500 €.", kept verbatim for its number
-    assert report["misattributed_items"] == 1 and report["summary_items"] == 3
+    # the other two are turn 2 kept verbatim for its name and number: "Et le Lenovo ?",
+    # "Il coûte 1 500 €."
+    assert report["misattributed_items"] == 1 and report["summary_items"] == 4
     assert report["per_case"][0]["misattributed"] == [
         {"item": "L'ASUS est garanti 3 ans.", "numbers": ["3"]}
     ]
-    assert report["misattribution_rate"] == pytest.approx(1 / 3)
+    assert report["misattribution_rate"] == 0.25
 
 
 def test_loader_reports_the_bad_line(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from memory_chains.memory._summary_data import (
     carry_forward,
     drop_unsupported,
     fit_budget,
-    keep_turn_numbers,
+    keep_turn_details,
     parse_update,
 )
 from memory_chains.stores import InMemoryStore, SQLiteStore, Turn
@@ -459,7 +459,7 @@ def test_a_kept_answer_sentence_says_what_it_answers_once() -> None:
         Turn(1, "Combien coûte la livraison ?", "Elle coûte 4,90 €. Elle est offerte dès 50 €."),
         Turn(2, "x" * 150, "Oui, en 3 fois dès 300 €."),  # a long message is not repeated
     ]
-    facts, added = keep_turn_numbers(SummaryData(), turns)
+    facts, added = keep_turn_details(SummaryData(), turns)
     assert added == 3
     assert facts.key_facts == (
         "Combien coûte la livraison ? — Elle coûte 4,90 €.",
@@ -499,3 +499,20 @@ def test_a_number_said_of_another_product_does_not_support_an_item() -> None:
     assert drop_unsupported(previous, new, turns)[1] == 1
     previous = SummaryData(key_facts=("Extension de garantie : 3 ans de plus.",))
     assert drop_unsupported(previous, new, turns)[1] == 0
+
+
+def test_a_name_or_a_counted_digit_the_summary_lost_brings_its_sentence_back() -> None:
+    turns = [
+        Turn(1, "Et le yoga ?", "Le yoga a lieu le samedi à 10 h, avec Marc."),
+        Turn(2, "Et sa garantie ?", "Elle est de 2 ans."),
+        Turn(3, "Qui donne le Pilates ?", "Inès donne le Pilates."),
+    ]
+    summary = SummaryData(key_facts=("Le yoga a lieu le samedi à 10 h.", "Inès donne le Pilates."))
+    facts, added = keep_turn_details(summary, turns)
+    assert added == 2
+    assert facts.key_facts[2:] == (
+        "Et le yoga ? — Le yoga a lieu le samedi à 10 h, avec Marc.",
+        "Et sa garantie ? — Elle est de 2 ans.",
+    )
+    # nothing is missing any more: a second pass adds nothing
+    assert keep_turn_details(facts, turns) == (facts, 0)
