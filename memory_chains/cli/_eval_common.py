@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EVAL_DATA", "add_dataset_option", "fmt", "progress_printer"]
+__all__ = ["EVAL_DATA", "add_dataset_option", "add_set_options", "fmt", "progress_printer"]
 
 EVAL_DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
 """The evaluation sets shipped in the package."""
@@ -23,6 +23,13 @@ EVAL_DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
 def add_dataset_option(parser: argparse.ArgumentParser, default: Path, help: str) -> None:
     """Add ``--dataset PATH`` (a JSONL file, ``default`` when not given)."""
     parser.add_argument("--dataset", type=Path, default=default, help=help)
+
+
+def add_set_options(parser: argparse.ArgumentParser, help: str) -> None:
+    """Add ``--set dev|heldout`` (a packaged set, ``dev`` by default) and ``--dataset PATH``
+    (a JSONL file of one's own, which wins over ``--set``)."""
+    parser.add_argument("--dataset", type=Path, help="a JSONL file (default: see --set)")
+    parser.add_argument("--set", choices=("dev", "heldout"), default="dev", help=help)
 
 
 def fmt(value: Any) -> str:

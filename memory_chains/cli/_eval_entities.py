@@ -13,10 +13,9 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from memory_chains.cli._eval_common import EVAL_DATA
+from memory_chains.cli._eval_common import EVAL_DATA, add_set_options
 
 _SETS = {
     "dev": EVAL_DATA / "entities_dev.jsonl",
@@ -30,13 +29,7 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "entities", help="evaluate entity extraction (precision, recall, F1, calls per turn)"
     )
-    parser.add_argument("--dataset", type=Path, help="JSONL dataset (default: see --set)")
-    parser.add_argument(
-        "--set",
-        choices=tuple(_SETS),
-        default="dev",
-        help="a packaged set: the development set (default) or the held-out set",
-    )
+    add_set_options(parser, "a packaged set: the development set (default) or the held-out set")
     parser.add_argument(
         "--types",
         default="",

@@ -14,17 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from memory_chains.cli._eval_common import EVAL_DATA, fmt, progress_printer
+from memory_chains.cli._eval_common import EVAL_DATA, add_set_options, fmt, progress_printer
 
 _SETS = {
     "dev": EVAL_DATA / "summary_dev.jsonl",
     # Written before the last summary changes were measured, and never tuned on.
     "heldout": EVAL_DATA / "summary_heldout.jsonl",
 }
-_DEFAULT_DATASET = _SETS["dev"]
 
 
 def register(sub: Any) -> None:
@@ -32,12 +30,9 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "summary", help="evaluate the running summary (facts kept, numbers misattributed)"
     )
-    parser.add_argument("--dataset", type=Path, help="JSONL cases (default: see --set)")
-    parser.add_argument(
-        "--set",
-        choices=tuple(_SETS),
-        default="dev",
-        help="a packaged set: dev (4 French/English conversations, 49 facts; default) or "
+    add_set_options(
+        parser,
+        "a packaged set: dev (4 French/English conversations, 49 facts; default) or "
         "heldout (3 conversations, 29 facts)",
     )
     parser.add_argument(

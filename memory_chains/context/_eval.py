@@ -17,11 +17,11 @@ Example:
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory_chains._jsonl import read_jsonl
 from memory_chains.context._topic import TopicTracker, to_exchanges
 from memory_chains.errors import InvalidInputError
 
@@ -85,20 +85,15 @@ def load_topic_cases(path: str | Path) -> list[TopicCase]:
     Raises:
         InvalidInputError: a line is not a case (the message gives its number).
     """
-    cases = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            turns = tuple((str(h), str(a)) for h, a in row["turns"])
-            cases.append(TopicCase(turns, str(row["question"]), bool(row["changed"])))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidInputError(
-                f"{path}:{number}: expected {{'turns': [[human, ai], …], 'question': …, "
-                f"'changed': true|false}} ({exc})"
-            ) from exc
-    return cases
+    return read_jsonl(
+        path,
+        lambda row: TopicCase(
+            tuple((str(h), str(a)) for h, a in row["turns"]),
+            str(row["question"]),
+            bool(row["changed"]),
+        ),
+        "{'turns': [[human, ai], …], 'question': …, 'changed': true|false}",
+    )
 
 
 def best_threshold(similarities: Sequence[tuple[float, bool]]) -> tuple[float, float]:

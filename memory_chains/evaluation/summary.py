@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import time
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_chains._folding import fold
-from memory_chains.errors import InvalidInputError
+from memory_chains._jsonl import read_jsonl
 from memory_chains.memory import ShortTermMemory, SummaryCore
 from memory_chains.memory._summary_data import SECTIONS, SummaryData
 
@@ -88,36 +87,31 @@ class SummaryCase:
     facts: tuple[SummaryFact, ...]
 
 
+def _case(row: Any) -> SummaryCase:
+    turns = tuple((str(h), str(a)) for h, a in row["turns"])
+    facts = tuple(
+        SummaryFact(
+            None if f.get("entity") is None else str(f["entity"]), str(f["value"]), int(f["turn"])
+        )
+        for f in row["facts"]
+    )
+    if any(not 1 <= f.turn <= len(turns) for f in facts):
+        raise ValueError("a fact's turn is outside the conversation")
+    return SummaryCase(str(row["id"]), str(row.get("language", "")), turns, facts)
+
+
 def load_summary_cases(path: str | Path) -> list[SummaryCase]:
     """Read a JSONL file of cases.
 
     Raises:
         InvalidInputError: a line is not a case (the message gives its number).
     """
-    cases = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            turns = tuple((str(h), str(a)) for h, a in row["turns"])
-            facts = tuple(
-                SummaryFact(
-                    None if f.get("entity") is None else str(f["entity"]),
-                    str(f["value"]),
-                    int(f["turn"]),
-                )
-                for f in row["facts"]
-            )
-            if any(not 1 <= f.turn <= len(turns) for f in facts):
-                raise ValueError("a fact's turn is outside the conversation")
-            cases.append(SummaryCase(str(row["id"]), str(row.get("language", "")), turns, facts))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise InvalidInputError(
-                f"{path}:{number}: expected {{'id': …, 'turns': [[human, ai], …], 'facts': "
-                f"[{{'entity': … or null, 'value': …, 'turn': n}}, …]}} ({exc})"
-            ) from exc
-    return cases
+    return read_jsonl(
+        path,
+        _case,
+        "{'id': …, 'turns': [[human, ai], …], 'facts': [{'entity': … or null, "
+        "'value': …, 'turn': n}, …]}",
+    )
 
 
 def numbers(text: str) -> set[str]:

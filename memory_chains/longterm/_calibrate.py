@@ -20,12 +20,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_chains._jsonl import read_jsonl
 from memory_chains.errors import InvalidInputError
 from memory_chains.longterm._facts import restates
 from memory_chains.longterm._vectors import cosine
@@ -64,18 +64,11 @@ def load_pairs(path: Path = DEFAULT_PAIRS) -> list[MergePair]:
         >>> len(load_pairs()) >= 32
         True
     """
-    pairs = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            pairs.append(
-                MergePair(str(item["a"]), str(item["b"]), bool(item["same"]), item["split"])
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidInputError(f"{path}:{n}: expected {{a, b, same, split}}: {exc}") from exc
-    return pairs
+    return read_jsonl(
+        path,
+        lambda row: MergePair(str(row["a"]), str(row["b"]), bool(row["same"]), row["split"]),
+        "{a, b, same, split}",
+    )
 
 
 def _scores(rows: Sequence[dict[str, Any]], key: str) -> dict[str, float]:
