@@ -452,6 +452,15 @@ def _marks(sentence: str) -> set[str]:
     return _numbers(sentence) | names
 
 
+def _absent(mark: str, haystack: str) -> bool:
+    """True when ``haystack`` (casefolded) lacks ``mark``: a name as a whole word ("Marc"
+    is not in "marche"), a number or placeholder anywhere ("349" is in "1 349")."""
+    mark = mark.casefold()
+    if mark[:1].isdigit() or mark[:1] == "[":
+        return mark not in haystack
+    return re.search(rf"(?<!\w){re.escape(mark)}(?!\w)", haystack) is None
+
+
 def keep_turn_details(summary: SummaryData, turns: Sequence[Turn]) -> tuple[SummaryData, int]:
     """Add, as key facts, the sentences of folded turns whose numbers or names the summary
     misses.
@@ -487,7 +496,7 @@ def keep_turn_details(summary: SummaryData, turns: Sequence[Turn]) -> tuple[Summ
                 sentence = " ".join(sentence.split())
                 if not sentence:
                     continue
-                missing = [n for n in _marks(sentence) if n.casefold() not in haystack]
+                missing = [m for m in _marks(sentence) if _absent(m, haystack)]
                 if not missing:
                     continue
                 kept = _cut(sentence, _MAX_KEPT_SENTENCE)

@@ -516,3 +516,6 @@ def test_a_name_or_a_counted_digit_the_summary_lost_brings_its_sentence_back() -
     )
     # nothing is missing any more: a second pass adds nothing
     assert keep_turn_details(facts, turns) == (facts, 0)
+    # a name is looked for as a word: "Marc" is not in "marche"
+    walking = SummaryData(key_facts=("Le yoga a lieu le samedi à 10 h, en marche nordique.",))
+    assert keep_turn_details(walking, turns[:1])[1] == 1
