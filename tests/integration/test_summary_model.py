@@ -90,3 +90,32 @@ def test_fact_from_turn_3_survives_10_compactions(llm, tmp_path) -> None:  # typ
         ]
     )
     assert "48213" in str(answer.content)
+
+
+def test_held_out_conversations_keep_their_facts_and_no_number_goes_astray(llm) -> None:  # type: ignore[no-untyped-def]
+    """``memory-chains eval summary --set heldout`` through the embedded model (3 scripted
+    conversations, 29 gold facts, 4 compactions): the numbers, amounts and names of the
+    folded turns are still in the next prompt, and none is given to the wrong thing."""
+    from memory_chains.cli._eval_summary import _SETS
+    from memory_chains.evaluation.summary import evaluate_summary, load_summary_cases
+    from memory_chains.memory import LLMSummarizer
+    from memory_chains.providers import get_token_counter
+
+    count = get_token_counter(llm)
+    report = evaluate_summary(
+        load_summary_cases(_SETS["heldout"]),
+        lambda: SummaryCore(
+            summarizer=LLMSummarizer(llm, max_output_tokens=320),
+            max_turns=6,
+            keep_last=2,
+            background=False,
+            token_counter=count,
+        ),
+    )
+    print("\n", {k: v for k, v in report.items() if k != "per_case"})
+    assert report["compactions"] >= 3 and report["compaction_failures"] == 0
+    assert report["misattributed_items"] == 0
+    # 1.0 / 1.0 on 2026-12-02; the code before keep_turn_details kept 0.966 / 0.909
+    assert report["fact_recall"] >= 0.95 and report["summary_recall"] >= 0.95, [
+        row["missed"] for row in report["per_case"]
+    ]
