@@ -115,7 +115,7 @@ def test_held_out_conversations_keep_their_facts_and_no_number_goes_astray(llm) 
     print("\n", {k: v for k, v in report.items() if k != "per_case"})
     assert report["compactions"] >= 3 and report["compaction_failures"] == 0
     assert report["misattributed_items"] == 0
-    # 1.0 / 1.0 on 2026-12-02; the code before keep_turn_details kept 0.966 / 0.909
+    # 1.0 / 1.0 on 2026-12-02; the summary code of f0bf9b2 kept 0.966 / 0.909
     assert report["fact_recall"] >= 0.95 and report["summary_recall"] >= 0.95, [
         row["missed"] for row in report["per_case"]
     ]
