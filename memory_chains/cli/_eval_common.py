@@ -14,7 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EVAL_DATA", "add_dataset_option", "add_set_options", "fmt", "progress_printer"]
+__all__ = [
+    "EVAL_DATA",
+    "add_dataset_option",
+    "add_set_options",
+    "chosen_dataset",
+    "fmt",
+    "packaged_set",
+    "progress_printer",
+]
 
 EVAL_DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
 """The evaluation sets shipped in the package."""
@@ -27,9 +35,26 @@ def add_dataset_option(parser: argparse.ArgumentParser, default: Path, help: str
 
 def add_set_options(parser: argparse.ArgumentParser, help: str) -> None:
     """Add ``--set dev|heldout`` (a packaged set, ``dev`` by default) and ``--dataset PATH``
-    (a JSONL file of one's own, which wins over ``--set``)."""
+    (a JSONL file of one's own, which wins over ``--set``); :func:`chosen_dataset` reads
+    them back."""
     parser.add_argument("--dataset", type=Path, help="a JSONL file (default: see --set)")
     parser.add_argument("--set", choices=("dev", "heldout"), default="dev", help=help)
+
+
+def packaged_set(kind: str, name: str) -> Path:
+    """The packaged evaluation set ``name`` (``dev`` or ``heldout``) of ``kind``.
+
+    Example:
+        >>> packaged_set("summary", "heldout").name
+        'summary_heldout.jsonl'
+    """
+    return EVAL_DATA / f"{kind}_{name}.jsonl"
+
+
+def chosen_dataset(args: argparse.Namespace, kind: str) -> Path:
+    """``--dataset`` when given, else the packaged ``--set`` of ``kind``."""
+    path: Path = args.dataset or packaged_set(kind, args.set)
+    return path
 
 
 def fmt(value: Any) -> str:

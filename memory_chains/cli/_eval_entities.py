@@ -5,6 +5,9 @@ per turn, the default chat model) or the rule extractor (no model call) over a J
 dataset and prints the metrics; with ``--json`` the last line is one JSON object.
 ``--compare-langchain`` also runs LangChain's ``ConversationEntityMemory`` with the same
 model on the same dialogues.
+
+The held-out set was written without looking at the rule extractor or the dev set, and is never
+tuned on.
 """
 
 from __future__ import annotations
@@ -15,13 +18,7 @@ import sys
 import time
 from typing import Any
 
-from memory_chains.cli._eval_common import EVAL_DATA, add_set_options
-
-_SETS = {
-    "dev": EVAL_DATA / "entities_dev.jsonl",
-    # Written without looking at the rule extractor or the dev set, and never tuned on.
-    "heldout": EVAL_DATA / "entities_heldout.jsonl",
-}
+from memory_chains.cli._eval_common import add_set_options, chosen_dataset
 
 
 def register(sub: Any) -> None:
@@ -58,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from memory_chains.entities._eval import evaluate, load_dataset
     from memory_chains.errors import InvalidInputError
 
-    path = args.dataset or _SETS[args.set]
+    path = chosen_dataset(args, "entities")
     dataset = load_dataset(path)
     if args.limit < 0:
         raise InvalidInputError("--limit must be >= 0")

@@ -7,6 +7,9 @@ and a window of the last turns (the anchor: no summary). Prints, for each, the g
 the next prompt still states, those of the folded turns the summary states, the summary
 items that give a number to the wrong thing, and the context tokens; see
 :mod:`memory_chains.evaluation.summary`. With ``--json`` the last line is one JSON object.
+
+The held-out set was written before the last summary changes were measured, and is never
+tuned on.
 """
 
 from __future__ import annotations
@@ -16,13 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memory_chains.cli._eval_common import EVAL_DATA, add_set_options, fmt, progress_printer
-
-_SETS = {
-    "dev": EVAL_DATA / "summary_dev.jsonl",
-    # Written before the last summary changes were measured, and never tuned on.
-    "heldout": EVAL_DATA / "summary_heldout.jsonl",
-}
+from memory_chains.cli._eval_common import add_set_options, chosen_dataset, fmt, progress_printer
 
 
 def register(sub: Any) -> None:
@@ -68,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("need --max-turns >= 1 and 0 <= --keep-last < --max-turns")
     if args.limit is not None and args.limit < 1:
         raise InvalidInputError("--limit must be at least 1")
-    path = args.dataset or _SETS[args.set]
+    path = chosen_dataset(args, "summary")
     cases = load_summary_cases(path)[: args.limit]
     llm = None
     if not args.no_model:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_chains._folding import fold
+from memory_chains._folding import fold, has_word
 from memory_chains._jsonl import read_jsonl
 from memory_chains.memory import ShortTermMemory, SummaryCore
 from memory_chains.memory._summary_data import SECTIONS, SummaryData
@@ -125,7 +125,7 @@ def numbers(text: str) -> set[str]:
 
 
 def _word_in(word: str, text: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(fold(word))}(?!\w)", fold(text)) is not None
+    return has_word(fold(text), fold(word))
 
 
 def states(text: str, fact: SummaryFact) -> bool:

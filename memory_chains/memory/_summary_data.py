@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memory_chains._folding import has_word
 from memory_chains._terms import terms
 from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import MalformedOutputError
@@ -458,7 +459,7 @@ def _absent(mark: str, haystack: str) -> bool:
     mark = mark.casefold()
     if mark[:1].isdigit() or mark[:1] == "[":
         return mark not in haystack
-    return re.search(rf"(?<!\w){re.escape(mark)}(?!\w)", haystack) is None
+    return not has_word(haystack, mark)
 
 
 def keep_turn_details(summary: SummaryData, turns: Sequence[Turn]) -> tuple[SummaryData, int]:

@@ -96,14 +96,14 @@ def test_held_out_conversations_keep_their_facts_and_no_number_goes_astray(llm) 
     """``memory-chains eval summary --set heldout`` through the embedded model (3 scripted
     conversations, 29 gold facts, 4 compactions): the numbers, amounts and names of the
     folded turns are still in the next prompt, and none is given to the wrong thing."""
-    from memory_chains.cli._eval_summary import _SETS
+    from memory_chains.cli._eval_common import packaged_set
     from memory_chains.evaluation.summary import evaluate_summary, load_summary_cases
     from memory_chains.memory import LLMSummarizer
     from memory_chains.providers import get_token_counter
 
     count = get_token_counter(llm)
     report = evaluate_summary(
-        load_summary_cases(_SETS["heldout"]),
+        load_summary_cases(packaged_set("summary", "heldout")),
         lambda: SummaryCore(
             summarizer=LLMSummarizer(llm, max_output_tokens=320),
             max_turns=6,

@@ -111,9 +111,9 @@ def test_loader_reports_the_bad_line(tmp_path: Path) -> None:
 def test_packaged_sets_load_and_every_fact_is_stated_by_its_turn(
     name: str, n_cases: int, n_facts: int
 ) -> None:
-    from memory_chains.cli._eval_summary import _SETS
+    from memory_chains.cli._eval_common import packaged_set
 
-    cases = load_summary_cases(_SETS[name])
+    cases = load_summary_cases(packaged_set("summary", name))
     assert len(cases) == n_cases and sum(len(c.facts) for c in cases) == n_facts
     for case in cases:
         for fact in case.facts:
