@@ -1,4 +1,4 @@
-"""Pure ranking helpers of the episodic index: normalisation, fusion, neighbour smoothing.
+"""Pure ranking helpers of the episodic index: normalisation, fusion, smoothing, nudges.
 
 Every function takes and returns numpy arrays indexed like the index's turns, so each
 step can be tested on tiny hand-made arrays.
@@ -17,9 +17,32 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["fuse_scores", "neighbour_smooth", "normalise", "reciprocal_rank_fusion", "top_k"]
+__all__ = [
+    "fuse_scores",
+    "neighbour_smooth",
+    "normalise",
+    "nudge",
+    "reciprocal_rank_fusion",
+    "session_means",
+    "top_k",
+    "zscore",
+]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+def zscore(scores: FloatArray) -> FloatArray:
+    """Centre and scale ``scores`` (a constant array becomes zeros).
+
+    Example:
+        >>> zscore(np.array([1.0, 2.0, 3.0])).round(3).tolist()
+        [-1.225, 0.0, 1.225]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if not scores.size:
+        return scores
+    spread = float(scores.std())
+    return (scores - scores.mean()) / spread if spread > 1e-12 else np.zeros_like(scores)
 
 
 def normalise(scores: FloatArray) -> FloatArray:
@@ -84,6 +107,47 @@ def neighbour_smooth(
     left[1:] = np.where(same, scores[:-1], 0.0)
     right[:-1] = np.where(same, scores[1:], 0.0)
     return scores + weight * np.maximum(left, right)
+
+
+def session_means(scores: FloatArray, sessions: npt.NDArray[np.int64], top: int) -> FloatArray:
+    """For each turn, the mean of the ``top`` best scores of its session.
+
+    A session that holds two or three strong matches is more likely the one the question
+    is about than a session with one lucky word; this spreads that evidence to all its
+    turns.
+
+    Example:
+        >>> session_means(np.array([3.0, 1.0, 0.0, 2.0]), np.array([0, 0, 0, 1]), 2).tolist()
+        [2.0, 2.0, 2.0, 2.0]
+        >>> session_means(np.array([3.0, 0.0, 1.0]), np.array([0, 0, 1]), 1).tolist()
+        [3.0, 3.0, 1.0]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    out = np.zeros_like(scores)
+    for code in np.unique(sessions):
+        mask = sessions == code
+        best = np.sort(scores[mask])[::-1][: max(top, 1)]
+        out[mask] = best.mean()
+    return out
+
+
+def nudge(scores: FloatArray, signal: FloatArray, weight: float) -> FloatArray:
+    """Add ``weight`` × the spread of ``scores`` × the z-scored ``signal``.
+
+    The nudge is relative to the current spread, so a weight means the same whatever the
+    scale of the fused scores; a constant signal changes nothing.
+
+    Example:
+        >>> nudge(np.array([0.0, 2.0]), np.array([1.0, 0.0]), 0.5).tolist()
+        [1.0, 1.0]
+        >>> nudge(np.array([0.0, 2.0]), np.array([4.0, 4.0]), 0.5).tolist()
+        [0.0, 2.0]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    signal = np.asarray(signal, dtype=np.float64)
+    if weight == 0.0 or scores.size < 2:
+        return scores.copy()
+    return scores + weight * float(scores.max() - scores.min()) * zscore(signal)
 
 
 def top_k(scores: FloatArray, k: int) -> list[int]:

@@ -1,6 +1,7 @@
 """The per-user episodic index over past turns: :class:`TurnIndex`.
 
-Every turn a user had is indexed once (BM25 term counts + an e5 ``passage:`` vector) and
+Every turn a user had is indexed once (BM25 term counts of ``"Speaker: text"`` + an e5
+``passage:`` vector of the bare text: the speaker is BM25's and the speaker boost's job) and
 persisted in a :class:`~memory_chains.stores.BaseStore` under ``("episodes", user_id, …)``
 (see :mod:`memory_chains.recall._persist`); an in-process cache keeps the arrays ready and
 is refreshed when the store's state document says another writer (or
@@ -43,7 +44,7 @@ from memory_chains.recall._persist import (
     meta_namespace,
     turns_namespace,
 )
-from memory_chains.recall._rank import rank_scores
+from memory_chains.recall._rank import dense_question, rank_scores
 from memory_chains.recall._state import EpisodeSet
 from memory_chains.recall._types import Episode, RecallConfig, RecalledContext, RecalledTurn
 from memory_chains.stores import BaseStore, InMemoryStore, validate_id
@@ -57,7 +58,7 @@ _CONTEXT_CANDIDATES = 200
 
 
 def indexed_text(episode: Episode) -> str:
-    """The text that is indexed and shown for a turn: ``"Speaker: text"``.
+    """The text that BM25 indexes and the context shows for a turn: ``"Speaker: text"``.
 
     Example:
         >>> indexed_text(Episode("t1", "Hi!", "Caroline"))
@@ -224,7 +225,7 @@ class TurnIndex:
             return 0
         vectors = None
         if self.embeddings is not None:
-            vectors = self.embeddings.embed_documents([indexed_text(e) for e in batch])
+            vectors = self.embeddings.embed_documents([e.text for e in batch])
         return self._commit(user_id, existing, batch, vectors)
 
     async def aadd_many(self, user_id: str, episodes: Iterable[Episode]) -> int:
@@ -235,7 +236,7 @@ class TurnIndex:
             return 0
         vectors = None
         if self.embeddings is not None:
-            vectors = await self.embeddings.aembed_documents([indexed_text(e) for e in batch])
+            vectors = await self.embeddings.aembed_documents([e.text for e in batch])
         return await asyncio.to_thread(self._commit, user_id, existing, batch, vectors)
 
     def add(
@@ -300,7 +301,7 @@ class TurnIndex:
         vector = None
         if self._needs_vector(episodes):
             assert self.embeddings is not None
-            vector = self.embeddings.embed_query(question)
+            vector = self.embeddings.embed_query(dense_question(question, episodes.speakers()))
         return episodes, self._scores(episodes, question, vector)
 
     async def _aranked(
@@ -312,7 +313,9 @@ class TurnIndex:
         vector = None
         if self._needs_vector(episodes):
             assert self.embeddings is not None
-            vector = await self.embeddings.aembed_query(question)
+            vector = await self.embeddings.aembed_query(
+                dense_question(question, episodes.speakers())
+            )
         return episodes, self._scores(episodes, question, vector)
 
     def search(self, user_id: str, question: str, k: int = 10) -> list[RecalledTurn]:

@@ -2,8 +2,10 @@
 
 :func:`rank_scores` combines, over an :class:`~memory_chains.recall._state.EpisodeSet`:
 
-1. BM25 on the question's terms and dense similarity (e5 ``query:`` vector against the
-   turns' ``passage:`` vectors), each z-scored, then mixed with ``lexical_weight``;
+1. BM25 on the question's terms and dense similarity (e5 ``query:`` vector of the
+   question without the speakers' names, see :func:`dense_question`, against the turns'
+   ``passage:`` vectors of their bare text), each z-scored, then mixed with
+   ``lexical_weight``;
 2. pseudo-relevance feedback: the rarest terms of the best turns are added to the lexical
    query at a reduced weight, and the fusion is redone;
 3. a speaker boost: when the question names one of the speakers, that speaker's turns
@@ -12,9 +14,15 @@
    "in June"), the turns of the sessions held then gain a little
    (:func:`~memory_chains.recall._dates.date_mask`);
 5. neighbour smoothing inside a session (an answer often follows the turn that names the
-   topic).
+   topic);
+6. a session nudge: turns of a session whose two best turns score high gain a little
+   (:func:`~memory_chains.recall._fusion.session_means`);
+7. a content nudge: turns carrying more rare content gain a little
+   (:meth:`~memory_chains.recall._state.EpisodeSet.content`), so that "Wow, that's
+   great!" loses to "I signed up for a pottery class" when both match as well.
 
-Without vectors (no embeddings) it is BM25 + feedback + speaker + date + neighbours.
+Without vectors (no embeddings) it is BM25 + feedback + speaker + date + neighbours +
+session + content.
 
 Example:
     >>> from collections import Counter
@@ -31,33 +39,47 @@ Example:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 import numpy as np
 import numpy.typing as npt
 
 from memory_chains._folding import fold
 from memory_chains._terms import terms
 from memory_chains.recall._dates import date_mask
-from memory_chains.recall._fusion import neighbour_smooth, top_k
+from memory_chains.recall._fusion import neighbour_smooth, nudge, session_means, top_k, zscore
 from memory_chains.recall._state import EpisodeSet
 from memory_chains.recall._types import RecallConfig
 
-__all__ = ["feedback_terms", "rank_scores", "zscore"]
+__all__ = ["dense_question", "feedback_terms", "rank_scores"]
 
 FloatArray = npt.NDArray[np.float64]
 
 
-def zscore(scores: FloatArray) -> FloatArray:
-    """Centre and scale ``scores`` (a constant array becomes zeros).
+def dense_question(question: str, speakers: Iterable[str]) -> str:
+    """``question`` without the names of ``speakers`` (and their possessive), for the vector.
+
+    A name weighs heavily in a small embedding of a short question, and it pulls towards
+    the turns that *address* that person ("Thanks, Melanie!") rather than the turns they
+    said; who said what is left to BM25 and the speaker boost, which read the whole
+    question. A question that is nothing but names is returned unchanged.
 
     Example:
-        >>> zscore(np.array([1.0, 2.0, 3.0])).round(3).tolist()
-        [-1.225, 0.0, 1.225]
+        >>> dense_question("What activities does Melanie partake in?", ["Melanie", "Caroline"])
+        'What activities does partake in?'
+        >>> dense_question("Where is Caroline's necklace from?", ["Caroline"])
+        'Where is necklace from?'
+        >>> dense_question("Melanie?", ["Melanie"])
+        'Melanie?'
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    if not scores.size:
-        return scores
-    spread = float(scores.std())
-    return (scores - scores.mean()) / spread if spread > 1e-12 else np.zeros_like(scores)
+    stripped = question
+    for name in speakers:
+        if name.strip():
+            pattern = rf"(?<!\w){re.escape(name.strip())}(?:['’]s)?(?!\w)"
+            stripped = re.sub(pattern, " ", stripped, flags=re.IGNORECASE)
+    stripped = re.sub(r"\s+([?!.,;:])", r"\1", re.sub(r"\s+", " ", stripped)).strip()
+    return stripped if re.search(r"\w", stripped) else question
 
 
 def feedback_terms(
@@ -85,7 +107,7 @@ def feedback_terms(
 def _speaker_mask(episodes: EpisodeSet, question: str) -> FloatArray:
     """1.0 for the turns of speakers the question names (zeros if none or all are named)."""
     asked = f" {' '.join(terms(question))} "
-    speakers = {e.speaker for e in episodes.episodes if e.speaker}
+    speakers = set(episodes.speakers())
     named = {s for s in speakers if f" {' '.join(terms(fold(s)))} " in asked}
     if not named or named == speakers:
         return np.zeros(len(episodes))
@@ -132,4 +154,9 @@ def rank_scores(
     if config.neighbour_weight:
         scores = scores - scores.min()  # non-negative, so a missing neighbour counts 0
         scores = neighbour_smooth(scores, episodes.sessions(), config.neighbour_weight)
+    if config.session_weight:
+        by_session = session_means(scores, episodes.sessions(), config.session_top)
+        scores = nudge(scores, by_session, config.session_weight)
+    if config.content_weight:
+        scores = nudge(scores, episodes.content(), config.content_weight)
     return scores

@@ -45,6 +45,8 @@ class EpisodeSet:
         self._session_codes: dict[str, int] = {}
         self._codes: list[int] = []
         self._matrix: npt.NDArray[np.float32] | None = None
+        self._content: npt.NDArray[np.float64] | None = None
+        self._speakers: dict[str, None] = {}
 
     def __len__(self) -> int:
         return len(self.episodes)
@@ -71,7 +73,22 @@ class EpisodeSet:
         self._vectors.append(vector)
         code = self._session_codes.setdefault(episode.session, len(self._session_codes))
         self._codes.append(code)
+        if episode.speaker:
+            self._speakers.setdefault(episode.speaker)
         self._matrix = None
+        self._content = None
+
+    def speakers(self) -> list[str]:
+        """The distinct non-empty speakers, in order of first appearance.
+
+        Example:
+            >>> episodes = EpisodeSet()
+            >>> for i, who in enumerate(["Bob", "", "Ann", "Bob"]):
+            ...     episodes.add(Episode(str(i), "hi", who), {"hi": 1}, None)
+            >>> episodes.speakers()
+            ['Bob', 'Ann']
+        """
+        return list(self._speakers)
 
     def sessions(self) -> npt.NDArray[np.int64]:
         """Session code of every turn (equal codes = same session)."""
@@ -82,3 +99,28 @@ class EpisodeSet:
         if self._matrix is None and self._vectors and all(v is not None for v in self._vectors):
             self._matrix = np.vstack(self._vectors).astype(np.float32)  # type: ignore[arg-type]
         return self._matrix
+
+    def content(self) -> npt.NDArray[np.float64]:
+        """How much rare content each turn carries: ``log(1 + Σ idf)`` over its distinct terms.
+
+        A query-independent prior: "Wow, that's great!" carries little, "I signed up for a
+        pottery class yesterday" a lot. Recomputed after an :meth:`add` (idf moves with
+        the number of turns).
+
+        Example:
+            >>> episodes = EpisodeSet()
+            >>> episodes.add(Episode("a", "Nice"), {"nice": 1}, None)
+            >>> episodes.add(Episode("b", "Pottery class"), {"potteri": 1, "class": 1}, None)
+            >>> bool(episodes.content()[1] > episodes.content()[0])
+            True
+        """
+        if self._content is None:
+            idf = self.bm25.idf
+            self._content = np.log1p(
+                np.fromiter(
+                    (sum(idf(term) for term in counts) for counts in self.term_counts),
+                    dtype=np.float64,
+                    count=len(self.term_counts),
+                )
+            )
+        return self._content

@@ -106,6 +106,13 @@ class RecallConfig:
             names.
         date_boost: bonus (times the largest score) for turns dated on or near a day or
             month the question names.
+        session_weight: nudge (times the spread of the scores, on the z-scored signal) for
+            the turns of sessions whose ``session_top`` best turns score high: the session
+            a question is about usually matches it more than once.
+        session_top: how many of a session's best turns make its score.
+        content_weight: nudge for turns that carry more rare content (the log of the summed
+            idf of their distinct terms; see :meth:`EpisodeSet.content`), so that a
+            substantive turn beats "Wow, that's great!" at equal relevance.
         bm25_k1: BM25 term saturation.
         bm25_b: BM25 length normalisation.
 
@@ -114,12 +121,15 @@ class RecallConfig:
         0.3
     """
 
-    lexical_weight: float = 0.5
+    lexical_weight: float = 0.3
     neighbour_weight: float = 0.3
     feedback_docs: int = 3
     feedback_terms: int = 8
     feedback_weight: float = 0.3
     speaker_boost: float = 0.5
     date_boost: float = 0.3
+    session_weight: float = 0.03
+    session_top: int = 2
+    content_weight: float = 0.05
     bm25_k1: float = 1.2
     bm25_b: float = 0.5

@@ -1,8 +1,8 @@
 """LoCoMo conversation 1 (conv-30, 369 turns, 81 scored questions) with the real e5 vectors.
 
 The hybrid index must beat plain BM25 on that conversation (recall@10 0.648, measured with
-the same tokenisation; the published-style reference over all ten is 0.563) with a context
-of at most 1,500 tokens. Measured 12 min 44 s wall (1 min 43 s CPU) at load ~27 on 2 cores;
+the same tokenisation; the published-style reference over all ten is 0.563) and reach the
+issue's 0.80 with a context of at most 1,500 tokens. Measured 12 min 44 s wall (1 min 43 s CPU) at load ~27 on 2 cores;
 idle, embedding the 369 turns should take well under a minute (estimate, not measured).
 
 Run: ``.venv/bin/pytest -m integration tests/integration/test_locomo_e5.py -s``
@@ -38,7 +38,9 @@ def test_hybrid_index_beats_bm25_on_one_locomo_conversation() -> None:
     assert report["n"] == 81
     for key in ("recall@10_multi_hop", "recall@10_temporal", "recall@10_single_hop"):
         assert 0.0 <= report[key] <= 1.0
-    assert report["recall@10"] >= 0.70  # plain BM25 here: 0.648; measured: 0.789
+    # plain BM25 here: 0.648; measured 0.818, and 0.789 before the name-free question
+    # vector and the session / content nudges (2026-12-02), which this bound would catch
+    assert report["recall@10"] >= 0.80
     assert report["context_recall"] >= report["recall@10"]
     assert report["max_context_tokens"] <= 1500
     assert report["ingest_ms_per_turn"] > 0 and report["query_ms"] > 0

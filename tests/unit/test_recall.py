@@ -21,8 +21,9 @@ from memory_chains.recall._fusion import (
     reciprocal_rank_fusion,
     top_k,
 )
+from memory_chains.recall._index import indexed_text
 from memory_chains.recall._persist import decode_turn, turns_namespace
-from memory_chains.recall._rank import rank_scores
+from memory_chains.recall._rank import dense_question, rank_scores
 from memory_chains.recall._state import EpisodeSet
 from memory_chains.stores import InMemoryStore, export_user, forget_user
 from memory_chains.testing import HashEmbeddings, word_counter
@@ -124,6 +125,86 @@ def test_speaker_boost_prefers_the_named_speaker() -> None:
     config = RecallConfig(neighbour_weight=0.0, feedback_docs=0)
     scores = rank_scores(episodes, "What does Bob love?", None, config)
     assert scores[1] > scores[0]
+
+
+def test_session_weight_prefers_the_session_that_matches_twice() -> None:
+    episodes = _episodes(
+        [
+            ("1:1", "Ann", "The kayak is blue"),
+            ("1:2", "Ann", "We paddle the kayak on lakes"),
+            ("2:1", "Ann", "The kayak is green"),
+            ("2:2", "Ann", "Lunch was fine"),
+            ("2:3", "Ann", "Traffic was bad downtown"),
+        ]
+    )
+    question = "Tell me about the kayak"
+    bare = {"neighbour_weight": 0.0, "feedback_docs": 0, "content_weight": 0.0}
+    off = rank_scores(episodes, question, None, RecallConfig(session_weight=0.0, **bare))
+    on = rank_scores(episodes, question, None, RecallConfig(session_weight=0.1, **bare))
+    assert off[0] == pytest.approx(off[2])
+    assert on[0] > on[2]
+
+
+def test_content_weight_prefers_the_turn_that_says_something() -> None:
+    episodes = _episodes(
+        [
+            ("1:1", "Ann", "Pottery, wow"),
+            ("2:1", "Ann", "Signed up for a pottery class downtown, the teacher is Marta"),
+        ]
+    )
+    question = "What did Ann say about pottery?"
+    bare = {"neighbour_weight": 0.0, "feedback_docs": 0, "session_weight": 0.0}
+    off = rank_scores(episodes, question, None, RecallConfig(content_weight=0.0, **bare))
+    on = rank_scores(episodes, question, None, RecallConfig(content_weight=0.5, **bare))
+    assert off[0] > off[1]  # BM25's length normalisation favours the short turn
+    assert on[1] > on[0]
+
+
+def test_content_is_recomputed_when_a_turn_is_added() -> None:
+    rows = [("1:1", "Ann", "pottery class"), ("1:2", "Ann", "yoga class")]
+    episodes = _episodes(rows)
+    before = episodes.content().copy()
+    episodes.add(
+        Episode("1:3", "pottery again", "Ann", session="1"),
+        Counter(terms("Ann: pottery again")),
+        None,
+    )
+    fresh = _episodes([*rows, ("1:3", "Ann", "pottery again")])
+    assert episodes.content().tolist() == fresh.content().tolist()  # idf moved with the new turn
+    assert episodes.content()[:2].tolist() != before.tolist()
+
+
+class _RecordingEmbeddings(HashEmbeddings):
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+        self.queries: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.documents.extend(texts)
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+def test_vectors_leave_the_speakers_names_to_bm25_and_the_speaker_boost() -> None:
+    embeddings = _RecordingEmbeddings()
+    index = TurnIndex(embeddings)
+    index.add("u", "1", "I'm off to go swimming", speaker="Melanie")
+    index.add("u", "2", "Thanks, Melanie!", speaker="Caroline")
+    index.search("u", "What does Melanie's family do on weekends?")
+    assert embeddings.documents == ["I'm off to go swimming", "Thanks, Melanie!"]
+    assert embeddings.queries == ["What does family do on weekends?"]
+    assert terms(indexed_text(Episode("1", "pottery", "Melanie"))) == ["melani", "pottery"]
+
+
+def test_dense_question_strips_only_whole_speaker_names() -> None:
+    assert dense_question("Did Ann meet Annabel?", ["Ann"]) == "Did meet Annabel?"
+    assert dense_question("Quand ÉLODIE est-elle partie ?", ["Élodie"]) == "Quand est-elle partie?"
+    assert dense_question("What did they say?", ["", "Bob"]) == "What did they say?"
+    assert dense_question("Bob", ["Bob"]) == "Bob"
 
 
 # --------------------------------------------------------------------- TurnIndex
