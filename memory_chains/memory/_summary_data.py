@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_chains._folding import has_word
+from memory_chains._language import detect_language
 from memory_chains._terms import terms
 from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import MalformedOutputError
@@ -41,11 +42,20 @@ __all__ = [
 ]
 
 SECTIONS = ("key_facts", "decisions", "preferences", "open_questions")
+# Section titles in the items' language (the prompt's numbered view stays in English).
 _TITLES = {
-    "key_facts": "Key facts",
-    "decisions": "Decisions and commitments",
-    "preferences": "User preferences",
-    "open_questions": "Open questions",
+    "en": {
+        "key_facts": "Key facts",
+        "decisions": "Decisions and commitments",
+        "preferences": "User preferences",
+        "open_questions": "Open questions",
+    },
+    "fr": {
+        "key_facts": "Faits clés",
+        "decisions": "Décisions et engagements",
+        "preferences": "Préférences de l'utilisateur",
+        "open_questions": "Questions ouvertes",
+    },
 }
 _CODES = {"key_facts": "F", "decisions": "D", "preferences": "P", "open_questions": "Q"}
 _ADD_FIELDS = {
@@ -86,9 +96,17 @@ class SummaryData:
         return not any(self.section(s) for s in SECTIONS)
 
     def render(self) -> str:
-        """One line per non-empty section, items separated by spaces."""
+        """One line per non-empty section, items separated by spaces; the section titles are
+        French when the items are (:func:`~memory_chains._language.detect_language`).
+
+        Example:
+            >>> print(SummaryData(key_facts=("Claire vit à Lyon.",)).render())
+            Faits clés: Claire vit à Lyon.
+        """
+        items = " ".join(item for s in SECTIONS for item in self.section(s))
+        titles = _TITLES[detect_language(items)]
         return "\n".join(
-            f"{_TITLES[s]}: {' '.join(_sentence(i) for i in self.section(s))}"
+            f"{titles[s]}: {' '.join(_sentence(i) for i in self.section(s))}"
             for s in SECTIONS
             if self.section(s)
         )
@@ -97,7 +115,7 @@ class SummaryData:
         """Items with ids (``F1``, ``D2``…) for the summarisation prompt."""
         lines = []
         for s in SECTIONS:
-            lines.append(f"{_TITLES[s]}:")
+            lines.append(f"{_TITLES['en'][s]}:")
             items = self.section(s)
             lines.extend(f"  {_CODES[s]}{i}. {item}" for i, item in enumerate(items, 1))
             if not items:

@@ -451,7 +451,7 @@ def test_unsupported_items_are_reported_and_old_items_never_judged() -> None:
     result = make(ScriptedChatModel(default=reply), max_turns=1, keep_last=0, store=store)
     outcome = result.compact_now()
     assert outcome is not None and outcome.unsupported_items == 1
-    assert result.context().summary == "Decisions and commitments: Livraison à Lyon le 12 mai."
+    assert result.context().summary == "Décisions et engagements: Livraison à Lyon le 12 mai."
 
 
 def test_a_kept_answer_sentence_says_what_it_answers_once() -> None:
@@ -519,3 +519,11 @@ def test_a_name_or_a_counted_digit_the_summary_lost_brings_its_sentence_back() -
     # a name is looked for as a word: "Marc" is not in "marche"
     walking = SummaryData(key_facts=("Le yoga a lieu le samedi à 10 h, en marche nordique.",))
     assert keep_turn_details(walking, turns[:1])[1] == 1
+
+
+def test_section_titles_follow_the_language_of_the_items() -> None:
+    french = SummaryData(key_facts=("Claire habite à Lyon.",), open_questions=("Quel budget ?",))
+    english = SummaryData(key_facts=("Claire lives in Lyon.",), open_questions=("What budget?",))
+    assert french.render() == "Faits clés: Claire habite à Lyon.\nQuestions ouvertes: Quel budget ?"
+    assert english.render() == "Key facts: Claire lives in Lyon.\nOpen questions: What budget?"
+    assert "Key facts:" in french.numbered()  # the prompt's view stays in the prompt's language
