@@ -123,12 +123,16 @@ def session_means(scores: FloatArray, sessions: npt.NDArray[np.int64], top: int)
         [3.0, 3.0, 1.0]
     """
     scores = np.asarray(scores, dtype=np.float64)
-    out = np.zeros_like(scores)
-    for code in np.unique(sessions):
-        mask = sessions == code
-        best = np.sort(scores[mask])[::-1][: max(top, 1)]
-        out[mask] = best.mean()
-    return out
+    if not scores.size:
+        return scores.copy()
+    _, group = np.unique(sessions, return_inverse=True)
+    order = np.lexsort((-scores, group))  # by session, best first within each
+    grouped = group[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    rank = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    best = order[rank < max(top, 1)]
+    sums = np.bincount(group[best], weights=scores[best])
+    return (sums / np.bincount(group[best]))[group]
 
 
 def nudge(scores: FloatArray, signal: FloatArray, weight: float) -> FloatArray:

@@ -8,6 +8,8 @@ from datetime import date, datetime
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_chains._terms import keywords, stem, terms
 from memory_chains.errors import InvalidInputError, StoreError
@@ -19,6 +21,7 @@ from memory_chains.recall._fusion import (
     neighbour_smooth,
     normalise,
     reciprocal_rank_fusion,
+    session_means,
     top_k,
 )
 from memory_chains.recall._index import indexed_text
@@ -92,6 +95,23 @@ def test_neighbour_smooth_stays_inside_a_session_and_does_not_mutate() -> None:
 def test_top_k_breaks_ties_by_position() -> None:
     assert top_k(np.array([1.0, 3.0, 3.0]), 5) == [1, 2, 0]
     assert top_k(np.array([1.0]), 0) == []
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.floats(-5, 5, allow_nan=False), st.integers(0, 4)), min_size=1, max_size=30
+    ),
+    top=st.integers(1, 4),
+)
+def test_session_means_is_the_mean_of_each_sessions_best_scores(
+    rows: list[tuple[float, int]], top: int
+) -> None:
+    scores = np.array([score for score, _ in rows])
+    sessions = np.array([code for _, code in rows], dtype=np.int64)
+    out = session_means(scores, sessions, top)
+    for i, code in enumerate(sessions):
+        best = sorted(scores[sessions == code], reverse=True)[:top]
+        assert out[i] == pytest.approx(sum(best) / len(best))
 
 
 # ----------------------------------------------------------------------- ranking
