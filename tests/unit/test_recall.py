@@ -147,6 +147,17 @@ def test_speaker_boost_prefers_the_named_speaker() -> None:
     assert scores[1] > scores[0]
 
 
+def _without_and_with(
+    episodes: EpisodeSet, question: str, knob: str, value: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores with every smoothing and nudge off, then with ``knob`` alone set to ``value``."""
+    bare = {"neighbour_weight": 0.0, "feedback_docs": 0, "session_weight": 0.0}
+    bare["content_weight"] = 0.0
+    off = rank_scores(episodes, question, None, RecallConfig(**bare))  # type: ignore[arg-type]
+    on = rank_scores(episodes, question, None, RecallConfig(**{**bare, knob: value}))  # type: ignore[arg-type]
+    return off, on
+
+
 def test_session_weight_prefers_the_session_that_matches_twice() -> None:
     episodes = _episodes(
         [
@@ -157,10 +168,7 @@ def test_session_weight_prefers_the_session_that_matches_twice() -> None:
             ("2:3", "Ann", "Traffic was bad downtown"),
         ]
     )
-    question = "Tell me about the kayak"
-    bare = {"neighbour_weight": 0.0, "feedback_docs": 0, "content_weight": 0.0}
-    off = rank_scores(episodes, question, None, RecallConfig(session_weight=0.0, **bare))
-    on = rank_scores(episodes, question, None, RecallConfig(session_weight=0.1, **bare))
+    off, on = _without_and_with(episodes, "Tell me about the kayak", "session_weight", 0.1)
     assert off[0] == pytest.approx(off[2])
     assert on[0] > on[2]
 
@@ -173,9 +181,7 @@ def test_content_weight_prefers_the_turn_that_says_something() -> None:
         ]
     )
     question = "What did Ann say about pottery?"
-    bare = {"neighbour_weight": 0.0, "feedback_docs": 0, "session_weight": 0.0}
-    off = rank_scores(episodes, question, None, RecallConfig(content_weight=0.0, **bare))
-    on = rank_scores(episodes, question, None, RecallConfig(content_weight=0.5, **bare))
+    off, on = _without_and_with(episodes, question, "content_weight", 0.5)
     assert off[0] > off[1]  # BM25's length normalisation favours the short turn
     assert on[1] > on[0]
 
