@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter
 from datetime import date, datetime
 
@@ -151,10 +152,11 @@ def _without_and_with(
     episodes: EpisodeSet, question: str, knob: str, value: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scores with every smoothing and nudge off, then with ``knob`` alone set to ``value``."""
-    bare = {"neighbour_weight": 0.0, "feedback_docs": 0, "session_weight": 0.0}
-    bare["content_weight"] = 0.0
-    off = rank_scores(episodes, question, None, RecallConfig(**bare))  # type: ignore[arg-type]
-    on = rank_scores(episodes, question, None, RecallConfig(**{**bare, knob: value}))  # type: ignore[arg-type]
+    bare = RecallConfig(
+        neighbour_weight=0.0, feedback_docs=0, session_weight=0.0, content_weight=0.0
+    )
+    off = rank_scores(episodes, question, None, bare)
+    on = rank_scores(episodes, question, None, dataclasses.replace(bare, **{knob: value}))
     return off, on
 
 
