@@ -2,8 +2,8 @@
 
 The hybrid index must beat plain BM25 on that conversation (recall@10 0.648, measured with
 the same tokenisation; the published-style reference over all ten is 0.563) and reach the
-issue's 0.80 with a context of at most 1,500 tokens. Measured 12 min 44 s wall (1 min 43 s CPU) at load ~27 on 2 cores;
-idle, embedding the 369 turns should take well under a minute (estimate, not measured).
+issue's 0.80 with a context of at most 1,500 tokens. 8.5 s here on 2026-12-02 (idle; 12 min
+44 s at load ~27 on an earlier day).
 
 Run: ``.venv/bin/pytest -m integration tests/integration/test_locomo_e5.py -s``
 """
