@@ -20,7 +20,9 @@ How the summary avoids drift when it is rewritten again and again:
 * :func:`drop_unsupported` drops a new item whose names and numbers are not stated
   together within three consecutive folded turns (a small model continuing a pattern:
   "the Dell has the RTX 4060" when only the ASUS was said to). It runs first, so a number
-  it drops comes back as the turn's own sentence.
+  it drops comes back as the turn's own sentence;
+* :func:`drop_restated` drops a new decision that only restates a key fact ("L'assistant
+  a offert la garantie du Dell XPS 15" beside "La garantie du Dell XPS 15 est 1 an").
 
 Compaction costs one model call and runs off the critical path (a background thread by
 default; :meth:`SummaryCore.wait_idle` waits for it). It never loses anything: the raw turns
@@ -67,6 +69,7 @@ from memory_chains.memory._summary_data import (
     _cut,
     apply_update,
     carry_forward,
+    drop_restated,
     drop_unsupported,
     fit_budget,
     keep_turn_details,
@@ -286,6 +289,8 @@ class CompactionResult:
         unsupported_items: new items dropped because the folded turns do not state their
             names and numbers together (:func:`drop_unsupported`).
         conflict: another writer replaced the summary first; nothing was written.
+        restated_items: new decisions dropped because they only restated a key fact
+            (:func:`drop_restated`).
 
     Example:
         >>> CompactionResult(SummaryState("Key facts: x.", 4, {}, 1), folded_turns=4).conflict
@@ -298,6 +303,7 @@ class CompactionResult:
     dropped_items: int = 0
     unsupported_items: int = 0
     conflict: bool = False
+    restated_items: int = 0
 
 
 class SummaryCore(ShortTermMemory):
@@ -454,6 +460,7 @@ class SummaryCore(ShortTermMemory):
                 f"the summarizer returned {type(produced).__name__}, not SummaryData"
             )
         grounded, unsupported = drop_unsupported(previous, produced, fold)
+        grounded, restated = drop_restated(previous, grounded)
         repaired, restored = carry_forward(previous, grounded)
         repaired, kept = keep_turn_details(repaired, fold)
         restored += kept
@@ -473,14 +480,18 @@ class SummaryCore(ShortTermMemory):
         if new_state is None:
             current = self.store.get_summary(self.user_id, self.session_id)
             return CompactionResult(current, 0, conflict=True)
-        if restored or dropped or unsupported:
+        if restored or dropped or unsupported or restated:
             log.info(
-                "summary compaction restored %d items, dropped %d over budget, %d unsupported",
+                "summary compaction restored %d items, dropped %d over budget, %d unsupported, "
+                "%d restated facts",
                 restored,
                 dropped,
                 unsupported,
+                restated,
             )
-        return CompactionResult(new_state, len(fold), restored, dropped, unsupported)
+        return CompactionResult(
+            new_state, len(fold), restored, dropped, unsupported, restated_items=restated
+        )
 
     async def acompact_now(self) -> CompactionResult | None:
         """Async :meth:`compact_now` (runs in a thread)."""
