@@ -183,7 +183,7 @@ def test_content_weight_prefers_the_turn_that_says_something() -> None:
         ]
     )
     question = "What did Ann say about pottery?"
-    off, on = _without_and_with(episodes, question, "content_weight", 0.5)
+    off, on = _without_and_with(episodes, question, "content_weight", 1.0)
     assert off[0] > off[1]  # BM25's length normalisation favours the short turn
     assert on[1] > on[0]
 
@@ -200,6 +200,8 @@ def test_content_is_recomputed_when_a_turn_is_added() -> None:
     fresh = _episodes([*rows, ("1:3", "Ann", "pottery again")])
     assert episodes.content().tolist() == fresh.content().tolist()  # idf moved with the new turn
     assert episodes.content()[:2].tolist() != before.tolist()
+    by_definition = [np.log1p(sum(map(episodes.bm25.idf, c))) for c in episodes.term_counts]
+    assert episodes.content() == pytest.approx(by_definition)  # log(1 + Σ idf), BM25's idf
 
 
 class _RecordingEmbeddings(HashEmbeddings):
