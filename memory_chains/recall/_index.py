@@ -135,7 +135,8 @@ class TurnIndex:
         self.config = config or RecallConfig()
         self.token_counter = token_counter or approximate_token_count
         self._cache: dict[str, tuple[str, EpisodeSet]] = {}
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # writers and cache loads (held across store I/O)
+        self._ranking = threading.Lock()  # in-memory arrays: appends vs. ranking, never I/O
 
     # ------------------------------------------------------------------ loading
 
@@ -191,8 +192,9 @@ class TurnIndex:
             raise ModelCallError(
                 f"the embeddings returned {len(vectors)} vectors for {len(batch)} texts"
             )
-        with self._lock:
+        with self._lock:  # one writer at a time: the store's order is the index's order
             start = len(existing)
+            written = []
             for offset, episode in enumerate(batch):
                 counts = dict(Counter(terms(indexed_text(episode))))
                 vector = _as_vector(vectors[offset]) if vectors is not None else None
@@ -201,14 +203,17 @@ class TurnIndex:
                     episode.turn_id,
                     encode_turn(episode, start + offset, counts, vector),
                 )
-                existing.add(episode, counts, vector)
+                written.append((episode, counts, vector))
             generation = uuid.uuid4().hex
             self.store.put(
                 meta_namespace(user_id),
                 META_KEY,
-                {"count": len(existing), "generation": generation},
+                {"count": start + len(written), "generation": generation},
             )
-            self._cache[user_id] = (generation, existing)
+            with self._ranking:  # searches never see a half-added batch
+                for episode, counts, vector in written:
+                    existing.add(episode, counts, vector)
+                self._cache[user_id] = (generation, existing)
         return len(batch)
 
     def add_many(self, user_id: str, episodes: Iterable[Episode]) -> int:
@@ -271,7 +276,8 @@ class TurnIndex:
         self, episodes: EpisodeSet, question: str, vector: Sequence[float] | None
     ) -> npt.NDArray[np.float64]:
         query_vector = _as_vector(vector) if vector is not None else None
-        return rank_scores(episodes, question, query_vector, self.config)
+        with self._ranking:
+            return rank_scores(episodes, question, query_vector, self.config)
 
     @staticmethod
     def _check_question(user_id: str, question: str) -> None:
@@ -292,7 +298,10 @@ class TurnIndex:
         return out
 
     def _needs_vector(self, episodes: EpisodeSet) -> bool:
-        return self.embeddings is not None and len(episodes) > 0 and episodes.matrix() is not None
+        if self.embeddings is None:
+            return False
+        with self._ranking:  # matrix() caches: not while a batch is being appended
+            return len(episodes) > 0 and episodes.matrix() is not None
 
     def _ranked(self, user_id: str, question: str) -> tuple[EpisodeSet, npt.NDArray[np.float64]]:
         """The user's turns and their scores for ``question``."""

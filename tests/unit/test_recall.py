@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
+import threading
 from collections import Counter
 from datetime import date, datetime
 
@@ -373,3 +375,44 @@ def test_date_boost_lifts_the_turns_of_the_named_day() -> None:
     on = rank_scores(episodes, question, None, RecallConfig())
     assert off[0] >= off[1]
     assert on[1] > on[0]
+
+
+def test_searches_while_turns_are_added_see_whole_batches() -> None:
+    # Before 2026-12-02 a search racing an add ranked arrays of different lengths (and could
+    # cache a stale vector matrix): ValueError "operands could not be broadcast together".
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, so a race shows up
+    try:
+        index = TurnIndex(HashEmbeddings())
+        index.add("u", "0", "hello pottery", speaker="Ann", session="0")
+        errors: list[str] = []
+        done = threading.Event()
+
+        def write() -> None:
+            for i in range(1, 600):
+                who = "Ann" if i % 2 else "Bob"
+                index.add(
+                    "u",
+                    str(i),
+                    f"turn {i}: pottery class {i % 7}",
+                    speaker=who,
+                    session=str(i // 10),
+                )
+            done.set()
+
+        def read() -> None:
+            while not done.is_set():
+                try:
+                    index.search_and_context("u", "Ann's pottery class 3?", k=5, max_tokens=200)
+                except Exception as exc:
+                    errors.append(repr(exc))
+
+        threads = [threading.Thread(target=f) for f in (write, read, read)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert errors == []
+    assert len(index.search("u", "pottery class", k=1000)) == 600
