@@ -184,7 +184,6 @@ class TurnIndex:
     def _commit(
         self,
         user_id: str,
-        existing: EpisodeSet,
         batch: Sequence[Episode],
         vectors: Sequence[Sequence[float]] | None,
     ) -> int:
@@ -193,6 +192,9 @@ class TurnIndex:
                 f"the embeddings returned {len(vectors)} vectors for {len(batch)} texts"
             )
         with self._lock:  # one writer at a time: the store's order is the index's order
+            # checked again under the lock: a concurrent add of the same id, or a forget()
+            # while this batch was embedded, is seen here and not undone in the cache
+            existing = self._check_batch(user_id, batch)
             start = len(existing)
             written = []
             for offset, episode in enumerate(batch):
@@ -225,24 +227,24 @@ class TurnIndex:
             StoreError: the store failed.
         """
         batch = list(episodes)
-        existing = self._check_batch(user_id, batch)
+        self._check_batch(user_id, batch)  # fail before paying for the vectors
         if not batch:
             return 0
         vectors = None
         if self.embeddings is not None:
             vectors = self.embeddings.embed_documents([e.text for e in batch])
-        return self._commit(user_id, existing, batch, vectors)
+        return self._commit(user_id, batch, vectors)
 
     async def aadd_many(self, user_id: str, episodes: Iterable[Episode]) -> int:
         """Async :meth:`add_many` (native async embeddings, store I/O in a thread)."""
         batch = list(episodes)
-        existing = await asyncio.to_thread(self._check_batch, user_id, batch)
+        await asyncio.to_thread(self._check_batch, user_id, batch)
         if not batch:
             return 0
         vectors = None
         if self.embeddings is not None:
             vectors = await self.embeddings.aembed_documents([e.text for e in batch])
-        return await asyncio.to_thread(self._commit, user_id, existing, batch, vectors)
+        return await asyncio.to_thread(self._commit, user_id, batch, vectors)
 
     def add(
         self,

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import sys
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from datetime import date, datetime
+from typing import Any
 
 import numpy as np
 import pytest
@@ -158,7 +162,8 @@ def _without_and_with(
         neighbour_weight=0.0, feedback_docs=0, session_weight=0.0, content_weight=0.0
     )
     off = rank_scores(episodes, question, None, bare)
-    on = rank_scores(episodes, question, None, dataclasses.replace(bare, **{knob: value}))
+    changes: dict[str, Any] = {knob: value}
+    on = rank_scores(episodes, question, None, dataclasses.replace(bare, **changes))
     return off, on
 
 
@@ -377,42 +382,104 @@ def test_date_boost_lifts_the_turns_of_the_named_day() -> None:
     assert on[1] > on[0]
 
 
+@pytest.fixture
+def fast_switching() -> Iterator[None]:
+    """Switch threads every 10 µs, so that a race shows up within a short test."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    yield
+    sys.setswitchinterval(previous)
+
+
+@pytest.mark.usefixtures("fast_switching")
 def test_searches_while_turns_are_added_see_whole_batches() -> None:
     # Before 2026-12-02 a search racing an add ranked arrays of different lengths (and could
     # cache a stale vector matrix): ValueError "operands could not be broadcast together".
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads often, so a race shows up
-    try:
-        index = TurnIndex(HashEmbeddings())
-        index.add("u", "0", "hello pottery", speaker="Ann", session="0")
-        errors: list[str] = []
-        done = threading.Event()
+    index = TurnIndex(HashEmbeddings())
+    index.add("u", "0", "hello pottery", speaker="Ann", session="0")
+    errors: list[str] = []
+    done = threading.Event()
 
-        def write() -> None:
-            for i in range(1, 600):
-                who = "Ann" if i % 2 else "Bob"
-                index.add(
-                    "u",
-                    str(i),
-                    f"turn {i}: pottery class {i % 7}",
-                    speaker=who,
-                    session=str(i // 10),
-                )
-            done.set()
+    def write() -> None:
+        for i in range(1, 600):
+            who = "Ann" if i % 2 else "Bob"
+            index.add(
+                "u",
+                str(i),
+                f"turn {i}: pottery class {i % 7}",
+                speaker=who,
+                session=str(i // 10),
+            )
+        done.set()
 
-        def read() -> None:
-            while not done.is_set():
-                try:
-                    index.search_and_context("u", "Ann's pottery class 3?", k=5, max_tokens=200)
-                except Exception as exc:
-                    errors.append(repr(exc))
+    def read() -> None:
+        while not done.is_set():
+            try:
+                index.search_and_context("u", "Ann's pottery class 3?", k=5, max_tokens=200)
+            except Exception as exc:
+                errors.append(repr(exc))
 
-        threads = [threading.Thread(target=f) for f in (write, read, read)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(previous)
+    threads = [threading.Thread(target=f) for f in (write, read, read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     assert errors == []
     assert len(index.search("u", "pottery class", k=1000)) == 600
+
+
+class _SlowEmbeddings(HashEmbeddings):
+    """Takes 5 ms a call, like e5 on a CPU: long enough for another thread to step in."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        time.sleep(0.005)
+        return super().embed_documents(texts)
+
+
+def _in_two_threads(first: Callable[[], None], second: Callable[[], None]) -> None:
+    barrier = threading.Barrier(2)
+
+    def run(step: Callable[[], None]) -> None:
+        barrier.wait()
+        step()
+
+    threads = [threading.Thread(target=run, args=(step,)) for step in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.usefixtures("fast_switching")
+def test_two_threads_adding_the_same_turn_id_store_it_once() -> None:
+    index = TurnIndex(HashEmbeddings())
+    refused: list[str] = []
+
+    def add(turn_id: str) -> None:
+        try:
+            index.add("ann", turn_id, f"turn {turn_id} about pottery", speaker="Ann")
+        except InvalidInputError:
+            refused.append(turn_id)
+
+    ids = [f"s1:{i}" for i in range(100)]
+    for turn_id in ids:
+        _in_two_threads(functools.partial(add, turn_id), functools.partial(add, turn_id))
+    assert sorted(refused) == sorted(ids)  # each id: one add stored it, the other was refused
+    assert sorted(t.turn_id for t in index.search("ann", "pottery", k=1000)) == sorted(ids)
+
+
+def _forget_while_adding(index: TurnIndex) -> None:
+    def forget_soon() -> None:
+        time.sleep(0.002)  # lands while the add is embedding
+        index.forget("bob")
+
+    _in_two_threads(lambda: index.add("bob", "new:1", "the weather", speaker="Bob"), forget_soon)
+
+
+def test_forget_during_an_add_is_not_undone_by_the_cache() -> None:
+    for _ in range(20):
+        index = TurnIndex(_SlowEmbeddings())
+        old = [Episode(f"old:{j}", f"my diagnosis, part {j}", "Bob") for j in range(5)]
+        index.add_many("bob", old)
+        _forget_while_adding(index)
+        assert [t.turn_id for t in index.search("bob", "diagnosis weather", k=10)] == ["new:1"]
