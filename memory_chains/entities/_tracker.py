@@ -137,7 +137,7 @@ class EntityTracker:
         self.model_calls = 0
         self.failed_turns: list[TurnReport] = []
         self._state: EntityState | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # state, _apply, forget… call one another
 
     # -- state and persistence ------------------------------------------------------------
     @property
@@ -147,14 +147,19 @@ class EntityTracker:
 
     @property
     def state(self) -> EntityState:
-        """The current state, loaded from the store on first use and with TTL applied."""
-        if self._state is None:
-            self._state = self._load()
-        expired = self._state.expire(now=self.clock(), ttl=self.ttl)
-        if expired is not self._state:
-            self._state = expired
-            self._save()
-        return self._state
+        """The current state, loaded from the store on first use and with TTL applied.
+
+        Under the tracker's lock: a reader that loads or expires the state never writes an
+        older copy back over a turn another thread has just merged.
+        """
+        with self._lock:
+            if self._state is None:
+                self._state = self._load()
+            expired = self._state.expire(now=self.clock(), ttl=self.ttl)
+            if expired is not self._state:
+                self._state = expired
+                self._save()
+            return self._state
 
     def _load(self) -> EntityState:
         if self.store is None:

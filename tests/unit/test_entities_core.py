@@ -4,6 +4,7 @@ relations, resolution, context budget, persistence and export."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 
 import pytest
@@ -24,6 +25,8 @@ from memory_chains.entities._resolve import resolve
 from memory_chains.errors import InvalidInputError, StoreUnavailableError
 from memory_chains.stores import InMemoryStore, open_store
 from memory_chains.testing import word_counter
+
+from ._threads import run_together, switching_often
 
 
 def ex(
@@ -451,3 +454,29 @@ def test_ordinals_fall_back_to_order_of_introduction():
     assert resolve(s, "le premier").name == "Dell XPS 15"  # type: ignore[union-attr]
     assert resolve(s, "le second").name == "Lenovo ThinkPad X1"  # type: ignore[union-attr]
     assert resolve(s, "le troisième") is None
+
+
+class _OneProductPerTurn:
+    """A fake extractor: the user's message is the name of a new product."""
+
+    def extract(self, text: str, types: object, known: object = ()) -> Extraction:
+        name = text.split("User: ", 1)[1].split("\n")[0]
+        return Extraction((Mention(name, "PRODUCT"),), model_calls=1)
+
+
+def test_a_reader_loading_the_state_never_writes_back_over_a_new_turn() -> None:
+    # Before 2026-12-02 ``state`` loaded and expired the state outside the lock: a reader
+    # could assign its older copy after a concurrent observe() had merged a turn.
+    store = InMemoryStore()
+    first = EntityTracker(_OneProductPerTurn(), types=["PRODUCT"], user_id="bob", store=store)
+    first.observe("P0", "ok")
+    lost = 0
+    with switching_often():
+        for i in range(1, 201):
+            tracker = EntityTracker(
+                _OneProductPerTurn(), types=["PRODUCT"], user_id="bob", store=store
+            )
+            run_together(tracker.entities, functools.partial(tracker.observe, f"P{i}", "ok"))
+            lost += tracker.state.turn != i + 1
+    assert lost == 0
+    assert EntityTracker(_OneProductPerTurn(), user_id="bob", store=store).state.turn == 201

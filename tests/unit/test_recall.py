@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from typing import Any
 
@@ -37,6 +35,8 @@ from memory_chains.recall._rank import dense_question, rank_scores
 from memory_chains.recall._state import EpisodeSet
 from memory_chains.stores import InMemoryStore, export_user, forget_user
 from memory_chains.testing import HashEmbeddings, word_counter
+
+from ._threads import run_together, switching_often
 
 # ------------------------------------------------------------------------------ text
 
@@ -382,16 +382,6 @@ def test_date_boost_lifts_the_turns_of_the_named_day() -> None:
     assert on[1] > on[0]
 
 
-@pytest.fixture
-def fast_switching() -> Iterator[None]:
-    """Switch threads every 10 µs, so that a race shows up within a short test."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    yield
-    sys.setswitchinterval(previous)
-
-
-@pytest.mark.usefixtures("fast_switching")
 def test_searches_while_turns_are_added_see_whole_batches() -> None:
     # Before 2026-12-02 a search racing an add ranked arrays of different lengths (and could
     # cache a stale vector matrix): ValueError "operands could not be broadcast together".
@@ -419,11 +409,8 @@ def test_searches_while_turns_are_added_see_whole_batches() -> None:
             except Exception as exc:
                 errors.append(repr(exc))
 
-    threads = [threading.Thread(target=f) for f in (write, read, read)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with switching_often():
+        run_together(write, read, read)
     assert errors == []
     assert len(index.search("u", "pottery class", k=1000)) == 600
 
@@ -436,21 +423,6 @@ class _SlowEmbeddings(HashEmbeddings):
         return super().embed_documents(texts)
 
 
-def _in_two_threads(first: Callable[[], None], second: Callable[[], None]) -> None:
-    barrier = threading.Barrier(2)
-
-    def run(step: Callable[[], None]) -> None:
-        barrier.wait()
-        step()
-
-    threads = [threading.Thread(target=run, args=(step,)) for step in (first, second)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-
-@pytest.mark.usefixtures("fast_switching")
 def test_two_threads_adding_the_same_turn_id_store_it_once() -> None:
     index = TurnIndex(HashEmbeddings())
     refused: list[str] = []
@@ -462,8 +434,9 @@ def test_two_threads_adding_the_same_turn_id_store_it_once() -> None:
             refused.append(turn_id)
 
     ids = [f"s1:{i}" for i in range(100)]
-    for turn_id in ids:
-        _in_two_threads(functools.partial(add, turn_id), functools.partial(add, turn_id))
+    with switching_often():
+        for turn_id in ids:
+            run_together(functools.partial(add, turn_id), functools.partial(add, turn_id))
     assert sorted(refused) == sorted(ids)  # each id: one add stored it, the other was refused
     assert sorted(t.turn_id for t in index.search("ann", "pottery", k=1000)) == sorted(ids)
 
@@ -473,7 +446,7 @@ def _forget_while_adding(index: TurnIndex) -> None:
         time.sleep(0.002)  # lands while the add is embedding
         index.forget("bob")
 
-    _in_two_threads(lambda: index.add("bob", "new:1", "the weather", speaker="Bob"), forget_soon)
+    run_together(lambda: index.add("bob", "new:1", "the weather", speaker="Bob"), forget_soon)
 
 
 def test_forget_during_an_add_is_not_undone_by_the_cache() -> None:
