@@ -70,19 +70,27 @@ class BackgroundWorker(Generic[T]):
         self._processed = 0
         self._queue: queue.Queue[tuple[T] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._closed: threading.Thread | None = None  # the thread close() last stopped
 
     def submit(self, item: T) -> None:
         """Queue ``item``; the thread starts on first use (and again after :meth:`close`)."""
-        with self._idle:
+        with self._idle:  # the item goes to the queue of the thread that will run it
             self._pending += 1
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run,
+                    args=(self._queue, self._closed),
+                    name=self._name,
+                    daemon=True,
+                )
                 self._thread.start()
-        self._queue.put((item,))
+            self._queue.put((item,))
 
-    def _run(self) -> None:
+    def _run(self, items: queue.Queue[tuple[T] | None], previous: threading.Thread | None) -> None:
+        if previous is not None:
+            previous.join()  # a closing thread finishes its items first: order is kept
         while True:
-            boxed = self._queue.get()
+            boxed = items.get()
             if boxed is None:
                 return
             failure: Exception | None = None
@@ -127,12 +135,18 @@ class BackgroundWorker(Generic[T]):
         return processed
 
     def close(self, timeout: float | None = None) -> None:
-        """Process what is queued, then stop the thread (errors stay in :attr:`errors`)."""
-        thread = self._thread
+        """Process what is queued, then stop the thread (errors stay in :attr:`errors`).
+
+        An item submitted while this waits goes to a new thread and queue, not behind the
+        stop marker (where it would never be processed and ``flush`` would hang); that
+        thread starts on it once this one is done, so items keep their order.
+        """
+        with self._idle:
+            thread, items = self._thread, self._queue
+            self._thread, self._queue, self._closed = None, queue.Queue(), thread
         if thread is not None and thread.is_alive():
-            self._queue.put(None)
+            items.put(None)
             thread.join(timeout)
-        self._thread = None
 
 
 class WithBackground:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 
 import pytest
@@ -16,6 +17,7 @@ from memory_chains.longterm import (
     LongTermMemory,
     RuleLongTermExtractor,
 )
+from memory_chains.longterm._background import BackgroundWorker
 from memory_chains.stores import InMemoryStore, export_user
 from memory_chains.testing import HashEmbeddings, ScriptedChatModel, word_counter
 
@@ -318,3 +320,26 @@ def test_custom_extractor_must_return_an_extraction() -> None:
     with pytest.raises(InvalidInputError):
         LongTermMemory(InMemoryStore(), "alice", HashEmbeddings(), extractor=object())  # type: ignore[arg-type]
     assert isinstance(LongTermExtraction(), LongTermExtraction)
+
+
+def test_an_item_submitted_while_the_worker_closes_is_still_processed() -> None:
+    # Before 2026-12-02 such an item was queued behind close()'s stop marker: never
+    # processed, and flush() hung (50 of 50 runs).
+    done: list[str] = []
+
+    def process(item: str) -> None:
+        if item == "slow":
+            time.sleep(0.02)  # an extraction call in progress
+        done.append(item)
+
+    for run in range(10):
+        done.clear()
+        worker = BackgroundWorker(process, name=f"close-race-{run}", what="turn")
+        worker.submit("slow")
+        closer = threading.Thread(target=worker.close)
+        closer.start()
+        time.sleep(0.005)  # close() is waiting for "slow"
+        worker.submit("late")
+        closer.join()
+        assert worker.flush(timeout=5) == 2 and done == ["slow", "late"]
+        worker.close()
