@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -132,6 +133,7 @@ class KnowledgeBase:
         self._manifest = manifest
         self._rebuilt = rebuilt
         self._vectorstore: FAISS | None = None
+        self._vectorstore_lock = threading.Lock()  # built once, even by racing threads
 
     # ----------------------------------------------------------------- building
 
@@ -339,33 +341,34 @@ class KnowledgeBase:
         Inner-product distance on normalised vectors, relevance score = cosine (floored
         at 0). Adding texts to it does not change this knowledge base.
         """
-        if self._vectorstore is None:
-            import faiss
+        with self._vectorstore_lock:  # racing threads share one copy
+            if self._vectorstore is None:
+                self._vectorstore = self._build_vectorstore()
+            return self._vectorstore
 
-            with warnings.catch_warnings():
-                # Announces the package's sunset on first import; FAISS itself is not deprecated.
-                warnings.filterwarnings(
-                    "ignore", message=".*langchain-community.*", category=DeprecationWarning
-                )
-                from langchain_community.docstore.in_memory import InMemoryDocstore
-                from langchain_community.vectorstores import FAISS
-                from langchain_community.vectorstores.utils import DistanceStrategy
+    def _build_vectorstore(self) -> FAISS:
+        import faiss
 
-            docstore = InMemoryDocstore(
-                {
-                    i: d.model_copy(deep=True)
-                    for i, d in zip(self._ids, self._documents, strict=True)
-                }
+        with warnings.catch_warnings():
+            # Announces the package's sunset on first import; FAISS itself is not deprecated.
+            warnings.filterwarnings(
+                "ignore", message=".*langchain-community.*", category=DeprecationWarning
             )
-            self._vectorstore = FAISS(
-                embedding_function=NormalizedEmbeddings(self._embeddings),
-                index=faiss.clone_index(self._index),
-                docstore=docstore,
-                index_to_docstore_id=dict(enumerate(self._ids)),
-                relevance_score_fn=_relevance,
-                distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
-            )
-        return self._vectorstore
+            from langchain_community.docstore.in_memory import InMemoryDocstore
+            from langchain_community.vectorstores import FAISS
+            from langchain_community.vectorstores.utils import DistanceStrategy
+
+        docstore = InMemoryDocstore(
+            {i: d.model_copy(deep=True) for i, d in zip(self._ids, self._documents, strict=True)}
+        )
+        return FAISS(
+            embedding_function=NormalizedEmbeddings(self._embeddings),
+            index=faiss.clone_index(self._index),
+            docstore=docstore,
+            index_to_docstore_id=dict(enumerate(self._ids)),
+            relevance_score_fn=_relevance,
+            distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
+        )
 
     def as_retriever(
         self, k: int = 4, score_threshold: float | None = None

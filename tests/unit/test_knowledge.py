@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import sys
@@ -18,6 +19,8 @@ from memory_chains.errors import (
 )
 from memory_chains.knowledge import KnowledgeBase, sample_kb_path
 from memory_chains.testing import HashEmbeddings
+
+from ._threads import run_together, switching_often
 
 
 class CountingEmbeddings(HashEmbeddings):
@@ -261,6 +264,21 @@ def test_vectorstore_uses_inner_product_and_cosine_relevance(folder: Path) -> No
     assert [round(s, 5) for _, s in store.similarity_search_with_relevance_scores(text, k=3)] == [
         round(s, 5) for _, s in kb.search(text, k=3)
     ]
+
+
+def test_threads_asking_for_the_vectorstore_at_once_share_one(folder: Path) -> None:
+    # Before 2026-12-02 the lazy build was unlocked: 20 of 30 bases built it more than once,
+    # and texts added to one copy could vanish when another replaced it.
+    for _ in range(10):
+        kb = kb_of(folder)
+        seen: list[int] = []
+        with switching_often():
+            run_together(*[functools.partial(_note_vectorstore, kb, seen)] * 4)
+        assert len(set(seen)) == 1 and seen[0] == id(kb.vectorstore)
+
+
+def _note_vectorstore(kb: KnowledgeBase, seen: list[int]) -> None:
+    seen.append(id(kb.vectorstore))
 
 
 def test_vectorstore_changes_do_not_leak_into_the_knowledge_base(folder: Path) -> None:
