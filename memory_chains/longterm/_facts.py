@@ -581,7 +581,9 @@ class FactMemory:
             supersede_threshold=self.supersede_threshold,
             new_id=lambda: uuid.uuid4().hex,
         )
-        for fact in writes.values():
+        # New and merged facts first, the superseded ones after: a reader (or a store that
+        # fails half-way) may briefly see the old fact beside the new one, never neither.
+        for fact in sorted(writes.values(), key=lambda f: f.superseded_by is not None):
             self.store.put(self.namespace(scope), fact.id, fact.to_json())
         return changes
 

@@ -236,3 +236,32 @@ def test_restates_needs_similarity_anchors_and_the_value_word(
 ) -> None:
     assert restates(new, old, 0.99, 0.95) is merged
     assert restates(new, old, 0.90, 0.95) is (fold(new) == fold(old))  # below threshold
+
+
+class _FailingAfter(InMemoryStore):
+    """Refuses every ``put`` after the first ``allowed`` ones."""
+
+    def __init__(self, allowed: int) -> None:
+        super().__init__()
+        self.allowed = allowed
+
+    def put(self, namespace, key, value):  # type: ignore[no-untyped-def]
+        if self.allowed <= 0:
+            raise StoreError("store went away")
+        self.allowed -= 1
+        super().put(namespace, key, value)
+
+
+def test_a_store_failing_during_a_supersede_never_leaves_the_key_without_a_current_fact() -> None:
+    # Before 2026-12-02 the old fact was marked replaced before the new one was written: a
+    # failure in between left no current fact for the key (and readers saw that gap).
+    store = _FailingAfter(allowed=2)  # the first fact, then one of the supersede's two writes
+    facts = FactMemory(store, "alice", HashEmbeddings(), clock=Clock())
+    facts.add([FactCandidate("L'utilisateur habite à Lyon.", key="city")])
+    with pytest.raises(StoreError):
+        facts.add([FactCandidate("L'utilisateur habite à Paris.", key="city")])
+    current = [f.text for f in facts.facts() if f.key == "city"]
+    assert "L'utilisateur habite à Paris." in current
+    store.allowed = 10
+    facts.add([FactCandidate("L'utilisateur habite à Nantes.", key="city")])  # clears both
+    assert [f.text for f in facts.facts() if f.key == "city"] == ["L'utilisateur habite à Nantes."]
