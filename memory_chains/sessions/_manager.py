@@ -27,6 +27,7 @@ import asyncio
 import builtins
 import contextlib
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -65,6 +66,10 @@ class SessionManager:
 
     Concurrency: two devices resuming at the same instant for a user with no session may
     create two sessions (merge them afterwards); concurrent touches keep the last write.
+    Within one process, the read-modify-write of :meth:`touch` and :meth:`end` on one
+    manager is serialised, so a touch never writes back a session that a concurrent
+    :meth:`end` closed; across processes sharing a store that can still happen (the
+    store has no compare-and-swap for session records yet).
 
     Turns are stamped by the store with the real time: a fake ``clock`` must stay
     comparable to :func:`time.time` (e.g. real time plus an offset).
@@ -97,6 +102,7 @@ class SessionManager:
         self.store = store
         self.ttl = ttl_seconds(ttl)
         self.clock = clock
+        self._lock = threading.RLock()  # touch / end: read, change, write back
 
     # -- reading ------------------------------------------------------------------------
 
@@ -225,17 +231,18 @@ class SessionManager:
         user_id = validate_id(user_id, "user_id")
         session_id = self._session_id(user_id, session_id)
         device = self._device(device)
-        now = self.clock()
-        session = self._require(user_id, session_id, now)
-        self._refuse_merged(session)
-        active = max(session.last_active_at, now)
-        session = replace(
-            session,
-            last_active_at=active,
-            expires_at=math.inf if self.ttl is None else active + self.ttl,
-            expired=False,
-        ).with_device(device)
-        self._save(session)
+        with self._lock:
+            now = self.clock()
+            session = self._require(user_id, session_id, now)
+            self._refuse_merged(session)
+            active = max(session.last_active_at, now)
+            session = replace(
+                session,
+                last_active_at=active,
+                expires_at=math.inf if self.ttl is None else active + self.ttl,
+                expired=False,
+            ).with_device(device)
+            self._save(session)
         return session
 
     def end(self, user_id: str, session_id: SessionRef) -> Session:
@@ -252,12 +259,13 @@ class SessionManager:
         """
         user_id = validate_id(user_id, "user_id")
         session_id = self._session_id(user_id, session_id)
-        now = self.clock()
-        session = self._require(user_id, session_id, now)
-        self._refuse_merged(session)
-        if session.ended_at is None:
-            session = replace(session, ended_at=now)
-            self._save(session)
+        with self._lock:
+            now = self.clock()
+            session = self._require(user_id, session_id, now)
+            self._refuse_merged(session)
+            if session.ended_at is None:
+                session = replace(session, ended_at=now)
+                self._save(session)
         return session
 
     def merge(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from datetime import timedelta
@@ -22,6 +23,7 @@ from memory_chains.stores import (
 )
 
 from ._backends import any_store  # noqa: F401
+from ._threads import run_together, switching_often
 
 HOUR = 3600.0
 
@@ -471,3 +473,19 @@ def test_sessions_on_every_backend(any_store: BaseStore) -> None:  # noqa: F811
 def test_session_value_defaults() -> None:
     s = Session("u", "s")
     assert (s.status, s.resumable, s.devices, s.with_device(None)) == ("active", True, (), s)
+
+
+def test_a_touch_racing_an_end_never_reopens_the_session() -> None:
+    # Before 2026-12-02 touch() could write back the session it had read before end()
+    # closed it: 47 of 300 sessions were active again afterwards.
+    reopened = 0
+    with switching_often():
+        for _ in range(300):
+            manager = SessionManager(InMemoryStore())
+            manager.create("alice", device="phone", session_id="s1")
+            run_together(
+                functools.partial(manager.end, "alice", "s1"),
+                functools.partial(manager.touch, "alice", "s1", device="laptop"),
+            )
+            reopened += manager.get("alice", "s1").status != "ended"
+    assert reopened == 0
