@@ -20,9 +20,7 @@ How the summary avoids drift when it is rewritten again and again:
 * :func:`drop_unsupported` drops a new item whose names and numbers are not stated
   together within three consecutive folded turns (a small model continuing a pattern:
   "the Dell has the RTX 4060" when only the ASUS was said to). It runs first, so a number
-  it drops comes back as the turn's own sentence;
-* :func:`drop_restated` drops a new decision that only restates a key fact ("L'assistant
-  a offert la garantie du Dell XPS 15" beside "La garantie du Dell XPS 15 est 1 an").
+  it drops comes back as the turn's own sentence.
 
 Compaction costs one model call and runs off the critical path (a background thread by
 default; :meth:`SummaryCore.wait_idle` waits for it). It never loses anything: the raw turns
@@ -69,7 +67,6 @@ from memory_chains.memory._summary_data import (
     _cut,
     apply_update,
     carry_forward,
-    drop_restated,
     drop_unsupported,
     fit_budget,
     keep_turn_details,
@@ -289,8 +286,6 @@ class CompactionResult:
         unsupported_items: new items dropped because the folded turns do not state their
             names and numbers together (:func:`drop_unsupported`).
         conflict: another writer replaced the summary first; nothing was written.
-        restated_items: new decisions dropped because they only restated a key fact
-            (:func:`drop_restated`).
 
     Example:
         >>> CompactionResult(SummaryState("Key facts: x.", 4, {}, 1), folded_turns=4).conflict
@@ -303,7 +298,6 @@ class CompactionResult:
     dropped_items: int = 0
     unsupported_items: int = 0
     conflict: bool = False
-    restated_items: int = 0
 
 
 class SummaryCore(ShortTermMemory):
@@ -460,7 +454,6 @@ class SummaryCore(ShortTermMemory):
                 f"the summarizer returned {type(produced).__name__}, not SummaryData"
             )
         grounded, unsupported = drop_unsupported(previous, produced, fold)
-        grounded, restated = drop_restated(previous, grounded)
         repaired, restored = carry_forward(previous, grounded)
         repaired, kept = keep_turn_details(repaired, fold)
         restored += kept
@@ -480,18 +473,14 @@ class SummaryCore(ShortTermMemory):
         if new_state is None:
             current = self.store.get_summary(self.user_id, self.session_id)
             return CompactionResult(current, 0, conflict=True)
-        if restored or dropped or unsupported or restated:
+        if restored or dropped or unsupported:
             log.info(
-                "summary compaction restored %d items, dropped %d over budget, %d unsupported, "
-                "%d restated facts",
+                "summary compaction restored %d items, dropped %d over budget, %d unsupported",
                 restored,
                 dropped,
                 unsupported,
-                restated,
             )
-        return CompactionResult(
-            new_state, len(fold), restored, dropped, unsupported, restated_items=restated
-        )
+        return CompactionResult(new_state, len(fold), restored, dropped, unsupported)
 
     async def acompact_now(self) -> CompactionResult | None:
         """Async :meth:`compact_now` (runs in a thread)."""

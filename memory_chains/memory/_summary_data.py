@@ -2,8 +2,7 @@
 
 :class:`SummaryData` (four sections of short items), :class:`SummaryUpdate` (the change set
 a model returns), and pure helpers: :func:`parse_update`, :func:`apply_update`,
-:func:`carry_forward`, :func:`keep_turn_details`, :func:`drop_restated`, :func:`fit_budget`,
-:func:`anchors`.
+:func:`carry_forward`, :func:`keep_turn_details`, :func:`fit_budget`, :func:`anchors`.
 Nothing here does I/O or calls a model.
 
 Example:
@@ -36,7 +35,6 @@ __all__ = [
     "anchors",
     "apply_update",
     "carry_forward",
-    "drop_restated",
     "drop_unsupported",
     "fit_budget",
     "keep_turn_details",
@@ -439,46 +437,6 @@ preferences=(), open_questions=()), 1)
                 dropped += 1
         sections[s] = tuple(kept)
     return (SummaryData(**sections), dropped) if dropped else (new, 0)
-
-
-# Words that make a restated fact look like a decision ("L'assistant a offert la garantie
-# du Dell XPS 15" beside the fact "La garantie du Dell XPS 15 est 1 an"), as index terms.
-_DECISION_FILLER = frozenset(
-    terms("assistant assistante user utilisateur client offert offered confirmé confirmed")
-    + terms("proposé proposed fourni provided indiqué indicated précisé")
-)
-
-
-def drop_restated(previous: SummaryData, new: SummaryData) -> tuple[SummaryData, int]:
-    """Drop the new decisions that only restate one key fact.
-
-    A small model files facts a second time as decisions ("The assistant offered the
-    Dell's warranty" beside "The Dell XPS 15's warranty is 1 year"), which costs tokens
-    and words the fact loosely ("a livré" for "sera livrée"). A new decision goes when
-    every one of its index terms (:func:`~memory_chains._terms.terms`), apart from the
-    assistant and a few reporting verbs ("offered", "confirmed"…), is in one key fact of
-    ``new``; a decision that adds anything (a date, a place, a name) stays, and so do the
-    decisions already in ``previous``.
-
-    Returns:
-        The summary without the restated decisions and how many were dropped.
-
-    Example:
-        >>> new = SummaryData(
-        ...     key_facts=("Order 4821 ships to Lyon.",),
-        ...     decisions=("The assistant confirmed order 4821 ships to Lyon.",
-        ...                "The assistant will ship order 4821 on 12 May."))
-        >>> drop_restated(SummaryData(), new)[0].decisions, drop_restated(SummaryData(), new)[1]
-        (('The assistant will ship order 4821 on 12 May.',), 1)
-    """
-    facts = [frozenset(terms(fact)) for fact in new.key_facts]
-    kept = []
-    for item in new.decisions:
-        words = set(terms(item)) - _DECISION_FILLER
-        if item in previous.decisions or not words or not any(words <= f for f in facts):
-            kept.append(item)
-    dropped = len(new.decisions) - len(kept)
-    return (replace(new, decisions=tuple(kept)), dropped) if dropped else (new, 0)
 
 
 _MAX_KEPT_SENTENCE = 240

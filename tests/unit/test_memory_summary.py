@@ -17,7 +17,6 @@ from memory_chains.memory._summary_data import (
     anchors,
     apply_update,
     carry_forward,
-    drop_restated,
     drop_unsupported,
     fit_budget,
     keep_turn_details,
@@ -528,41 +527,3 @@ def test_section_titles_follow_the_language_of_the_items() -> None:
     assert french.render() == "Faits clés: Claire habite à Lyon.\nQuestions ouvertes: Quel budget ?"
     assert english.render() == "Key facts: Claire lives in Lyon.\nOpen questions: What budget?"
     assert "Key facts:" in french.numbered()  # the prompt's view stays in the prompt's language
-
-
-def test_decisions_that_only_restate_a_fact_are_dropped_and_the_others_kept() -> None:
-    facts = (
-        "La commande 4821 est livrée à Lyon.",
-        "La garantie du Dell XPS 15 est 1 an, extensible à 3 ans.",
-    )
-    new = SummaryData(
-        key_facts=facts,
-        decisions=(
-            "L'assistant a livré la commande 4821 à Lyon.",  # restates fact 1
-            "L'assistant a offert la garantie du Dell XPS 15.",  # restates fact 2
-            "L'assistant livrera la commande 4821 le 12 mai.",  # adds a date
-            "Le client a choisi le Dell XPS 15.",  # adds the choice
-            "L'assistant a confirmé la garantie du Lenovo.",  # no fact names the Lenovo
-        ),
-    )
-    kept, dropped = drop_restated(SummaryData(), new)
-    assert dropped == 2 and kept.key_facts == facts
-    assert kept.decisions == new.decisions[2:]
-    # a decision the previous summary already held is never judged again
-    previous = SummaryData(decisions=(new.decisions[0],))
-    assert drop_restated(previous, new)[0].decisions[0] == new.decisions[0]
-
-
-def test_a_compaction_reports_the_restated_decisions_it_dropped() -> None:
-    reply = update(
-        add_facts=["Order 4821 ships to Lyon."],
-        add_decisions=["The assistant confirmed order 4821 ships to Lyon."],
-    )
-    store = InMemoryStore()
-    writer = make(ScriptedChatModel(), max_turns=100, store=store)
-    writer.add_exchange("Order 4821 to Lyon please", "Order 4821 ships to Lyon.")
-    writer.add_exchange("Thanks", "You're welcome")
-    mem = make(ScriptedChatModel(default=reply), max_turns=1, keep_last=0, store=store)
-    outcome = mem.compact_now()
-    assert outcome is not None and outcome.restated_items == 1
-    assert mem.context().summary == "Key facts: Order 4821 ships to Lyon."
