@@ -124,7 +124,7 @@ class EpisodeSet:
         """
         if self._content is None:
             n = len(self.episodes)
-            flat_terms = np.array(self._flat_terms, dtype=np.int64)  # a copy: add() may run
+            flat_terms = np.array(self._flat_terms, dtype=np.int64)
             flat_turns = np.array(self._flat_turns, dtype=np.int64)
             df = np.bincount(flat_terms, minlength=len(self._term_ids)).astype(np.float64)
             idf = np.log1p((n - df + 0.5) / (df + 0.5))  # BM25Index.idf, for every term
