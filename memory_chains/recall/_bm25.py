@@ -14,9 +14,10 @@ Example:
 
 from __future__ import annotations
 
-import math
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +44,10 @@ class BM25Index:
         self.b = b
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._lengths: list[int] = []
+        # (term id, document) of every posting, for idf_sums() in numpy
+        self._term_ids: dict[str, int] = {}
+        self._flat_terms = array("q")
+        self._flat_docs = array("q")
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -53,6 +58,8 @@ class BM25Index:
         index = len(self._lengths)
         for term, tf in counts.items():
             self._postings.setdefault(term, []).append((index, int(tf)))
+            self._flat_terms.append(self._term_ids.setdefault(term, len(self._term_ids)))
+            self._flat_docs.append(index)
         self._lengths.append(int(sum(counts.values())))
 
     def document_frequency(self, term: str) -> int:
@@ -61,9 +68,23 @@ class BM25Index:
 
     def idf(self, term: str) -> float:
         """BM25+ style non-negative idf: ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
-        df = self.document_frequency(term)
+        return float(_idf(len(self._lengths), np.float64(self.document_frequency(term))))
+
+    def idf_sums(self) -> npt.NDArray[np.float64]:
+        """Per document, the summed :meth:`idf` of its distinct terms (in numpy).
+
+        Example:
+            >>> index = BM25Index()
+            >>> index.add(["paint", "sunset"]); index.add(["paint"])
+            >>> [round(float(x), 3) for x in index.idf_sums()]
+            [0.875, 0.182]
+        """
         n = len(self._lengths)
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        flat_terms = np.array(self._flat_terms, dtype=np.int64)
+        df = np.bincount(flat_terms, minlength=len(self._term_ids)).astype(np.float64)
+        weights = _idf(n, df)[flat_terms]
+        docs = np.array(self._flat_docs, dtype=np.int64)
+        return np.bincount(docs, weights=weights, minlength=n).astype(np.float64)
 
     def scores(
         self, query_terms: Iterable[str], weights: Mapping[str, float] | None = None
@@ -89,3 +110,8 @@ class BM25Index:
             tfs = np.fromiter((t for _, t in postings), dtype=np.float64, count=len(postings))
             out[docs] += weight * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return out
+
+
+def _idf(n: int, df: Any) -> Any:
+    """The idf of :class:`BM25Index` for document frequencies ``df`` (a number or an array)."""
+    return np.log1p((n - df + 0.5) / (df + 0.5))

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Mapping
 
 import numpy as np
@@ -47,10 +46,6 @@ class EpisodeSet:
         self._codes: list[int] = []
         self._matrix: npt.NDArray[np.float32] | None = None
         self._content: npt.NDArray[np.float64] | None = None
-        # (term id, turn) of every distinct term of every turn, for content() in numpy
-        self._term_ids: dict[str, int] = {}
-        self._flat_terms = array("q")
-        self._flat_turns = array("q")
         self._speakers: dict[str, None] = {}
 
     def __len__(self) -> int:
@@ -74,9 +69,6 @@ class EpisodeSet:
         self.episodes.append(episode)
         counts = dict(term_counts)
         self.term_counts.append(counts)
-        for term in counts:
-            self._flat_terms.append(self._term_ids.setdefault(term, len(self._term_ids)))
-            self._flat_turns.append(len(self.episodes) - 1)
         self.bm25.add(counts)
         self._vectors.append(vector)
         code = self._session_codes.setdefault(episode.session, len(self._session_codes))
@@ -123,11 +115,5 @@ class EpisodeSet:
             True
         """
         if self._content is None:
-            n = len(self.episodes)
-            flat_terms = np.array(self._flat_terms, dtype=np.int64)
-            flat_turns = np.array(self._flat_turns, dtype=np.int64)
-            df = np.bincount(flat_terms, minlength=len(self._term_ids)).astype(np.float64)
-            idf = np.log1p((n - df + 0.5) / (df + 0.5))  # BM25Index.idf, for every term
-            mass = np.bincount(flat_turns, weights=idf[flat_terms], minlength=n)
-            self._content = np.log1p(mass)
+            self._content = np.log1p(self.bm25.idf_sums())
         return self._content
