@@ -1,7 +1,8 @@
 """The per-user episodic index over past turns: :class:`TurnIndex`.
 
 Every turn a user had is indexed once (BM25 term counts of ``"Speaker: text"`` + an e5
-``passage:`` vector of the bare text: the speaker is BM25's and the speaker boost's job) and
+``passage:`` vector of the bare text after the turn before it, see :func:`passage_texts`:
+the speaker is BM25's and the speaker boost's job) and
 persisted in a :class:`~memory_chains.stores.BaseStore` under ``("episodes", user_id, …)``
 (see :mod:`memory_chains.recall._persist`); an in-process cache keeps the arrays ready and
 is refreshed when the store's state document says another writer (or
@@ -49,9 +50,12 @@ from memory_chains.recall._state import EpisodeSet
 from memory_chains.recall._types import Episode, RecallConfig, RecalledContext, RecalledTurn
 from memory_chains.stores import BaseStore, InMemoryStore, validate_id
 
-__all__ = ["TurnIndex", "indexed_text", "render_context"]
+__all__ = ["TurnIndex", "indexed_text", "passage_texts", "render_context"]
 
 TokenCounter = Callable[[str], int]
+
+# How much of the turn before a turn its vector reads (its last words).
+_CONTEXT_WORDS = 64
 
 # How many ranked turns the context builder considers before giving up on the budget.
 _CONTEXT_CANDIDATES = 200
@@ -65,6 +69,32 @@ def indexed_text(episode: Episode) -> str:
         'Caroline: Hi!'
     """
     return f"{episode.speaker}: {episode.text}" if episode.speaker else episode.text
+
+
+def passage_texts(batch: Sequence[Episode], before: Episode | None = None) -> list[str]:
+    r"""What the vector of each turn of ``batch`` embeds: the turn after the one before it.
+
+    A reply rarely names its topic ("Yeah, I play the clarinet!" answers "Do you play
+    anything?"); embedding it after the end of the previous turn of the same session (its
+    last 64 words) lets the question find it. ``before`` is the turn stored just before the
+    batch, if any; a new session starts without context. BM25 still reads the turn alone.
+
+    Example:
+        >>> ask = Episode("1", "Do you play an instrument?", "Bob", session="s1")
+        >>> passage_texts([Episode("2", "Yes, the clarinet", "Ann", session="s1"),
+        ...                Episode("3", "Hello again", "Ann", session="s2")], before=ask)
+        ['Do you play an instrument?\nYes, the clarinet', 'Hello again']
+    """
+    texts = []
+    previous = before
+    for episode in batch:
+        if previous is not None and previous.session == episode.session:
+            context = " ".join(previous.text.split()[-_CONTEXT_WORDS:])
+            texts.append(f"{context}\n{episode.text}")
+        else:
+            texts.append(episode.text)
+        previous = episode
+    return texts
 
 
 def _header(episode: Episode) -> str:
@@ -181,6 +211,17 @@ class TurnIndex:
             seen.add(episode.turn_id)
         return existing
 
+    def _passages(self, existing: EpisodeSet, batch: Sequence[Episode]) -> list[str]:
+        """:func:`passage_texts` of ``batch`` after the last turn ``existing`` holds.
+
+        Read without the writers' lock: a batch of the same session added meanwhile by
+        another thread is not its context (the vector then reads the turn alone or an
+        older neighbour; the ranking still works, a little less well for that turn).
+        """
+        with self._ranking:
+            before = existing.episodes[-1] if len(existing) else None
+        return passage_texts(batch, before)
+
     def _commit(
         self,
         user_id: str,
@@ -227,23 +268,23 @@ class TurnIndex:
             StoreError: the store failed.
         """
         batch = list(episodes)
-        self._check_batch(user_id, batch)  # fail before paying for the vectors
+        existing = self._check_batch(user_id, batch)  # fail before paying for the vectors
         if not batch:
             return 0
         vectors = None
         if self.embeddings is not None:
-            vectors = self.embeddings.embed_documents([e.text for e in batch])
+            vectors = self.embeddings.embed_documents(self._passages(existing, batch))
         return self._commit(user_id, batch, vectors)
 
     async def aadd_many(self, user_id: str, episodes: Iterable[Episode]) -> int:
         """Async :meth:`add_many` (native async embeddings, store I/O in a thread)."""
         batch = list(episodes)
-        await asyncio.to_thread(self._check_batch, user_id, batch)
+        existing = await asyncio.to_thread(self._check_batch, user_id, batch)
         if not batch:
             return 0
         vectors = None
         if self.embeddings is not None:
-            vectors = await self.embeddings.aembed_documents([e.text for e in batch])
+            vectors = await self.embeddings.aembed_documents(self._passages(existing, batch))
         return await asyncio.to_thread(self._commit, user_id, batch, vectors)
 
     def add(

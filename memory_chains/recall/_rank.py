@@ -4,7 +4,8 @@
 
 1. BM25 on the question's terms and dense similarity (e5 ``query:`` vector of the
    question without the speakers' names, see :func:`dense_question`, against the turns'
-   ``passage:`` vectors of their bare text), each z-scored, then mixed with
+   ``passage:`` vectors, each of the turn's text after the end of the turn before it, see
+   :func:`~memory_chains.recall._index.passage_texts`), each z-scored, then mixed with
    ``lexical_weight``;
 2. pseudo-relevance feedback: the rarest terms of the best turns are added to the lexical
    query at a reduced weight, and the fusion is redone;

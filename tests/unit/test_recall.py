@@ -29,7 +29,7 @@ from memory_chains.recall._fusion import (
     session_means,
     top_k,
 )
-from memory_chains.recall._index import indexed_text
+from memory_chains.recall._index import indexed_text, passage_texts
 from memory_chains.recall._persist import decode_turn, turns_namespace
 from memory_chains.recall._rank import dense_question, rank_scores
 from memory_chains.recall._state import EpisodeSet
@@ -229,12 +229,41 @@ class _RecordingEmbeddings(HashEmbeddings):
 def test_vectors_leave_the_speakers_names_to_bm25_and_the_speaker_boost() -> None:
     embeddings = _RecordingEmbeddings()
     index = TurnIndex(embeddings)
-    index.add("u", "1", "I'm off to go swimming", speaker="Melanie")
-    index.add("u", "2", "Thanks, Melanie!", speaker="Caroline")
+    index.add("u", "1", "I'm off to go swimming", speaker="Melanie", session="1")
+    index.add("u", "2", "Thanks, Melanie!", speaker="Caroline", session="2")
     index.search("u", "What does Melanie's family do on weekends?")
     assert embeddings.documents == ["I'm off to go swimming", "Thanks, Melanie!"]
     assert embeddings.queries == ["What does family do on weekends?"]
     assert terms(indexed_text(Episode("1", "pottery", "Melanie"))) == ["melani", "pottery"]
+
+
+async def test_a_turns_vector_reads_it_after_the_turn_before_it_in_its_session() -> None:
+    embeddings = _RecordingEmbeddings()
+    index = TurnIndex(embeddings)
+    index.add("u", "1:1", "Do you play an instrument?", speaker="Bob", session="1")
+    index.add_many(  # the turn before the batch is read from the index
+        "u",
+        [
+            Episode("1:2", "Yes, the clarinet", "Ann", session="1"),
+            Episode("2:1", "Hello again", "Ann", session="2"),  # a new session: no context
+        ],
+    )
+    await index.aadd("u", "2:2", "Hi Ann", speaker="Bob", session="2")  # async: the same
+    assert embeddings.documents == [
+        "Do you play an instrument?",
+        "Do you play an instrument?\nYes, the clarinet",
+        "Hello again",
+        "Hello again\nHi Ann",
+    ]
+    found = index.search("u", "Does Ann play the clarinet?", k=1)[0]
+    assert (found.turn_id, found.text) == ("1:2", "Yes, the clarinet")  # shown alone
+
+
+def test_the_context_of_a_vector_is_the_end_of_a_long_previous_turn() -> None:
+    long_turn = Episode("1", " ".join(f"w{i}" for i in range(100)), "Bob", session="s")
+    [text] = passage_texts([Episode("2", "Sure", "Ann", session="s")], before=long_turn)
+    assert text == " ".join(f"w{i}" for i in range(36, 100)) + "\nSure"  # its last 64 words
+    assert passage_texts([Episode("2", "Sure", "Ann", session="t")], before=long_turn) == ["Sure"]
 
 
 def test_dense_question_strips_only_whole_speaker_names() -> None:
