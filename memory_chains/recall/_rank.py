@@ -41,6 +41,7 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
@@ -58,27 +59,53 @@ __all__ = ["dense_question", "feedback_terms", "rank_scores"]
 FloatArray = npt.NDArray[np.float64]
 
 
+def _folded_chars(text: str) -> tuple[str, list[int]]:
+    """``text`` folded character by character (see :func:`~memory_chains._folding.fold`,
+    whitespace kept), and for each folded character the index of the original one.
+
+    Example:
+        >>> _folded_chars("Élo")
+        ('elo', [0, 1, 2])
+    """
+    folded: list[str] = []
+    where: list[int] = []
+    for index, char in enumerate(text):
+        for part in unicodedata.normalize("NFKD", char.casefold()):
+            if not unicodedata.combining(part):
+                folded.append(part)
+                where.append(index)
+    return "".join(folded), where
+
+
 def dense_question(question: str, speakers: Iterable[str]) -> str:
     """``question`` without the names of ``speakers`` (and their possessive), for the vector.
 
     A name weighs heavily in a small embedding of a short question, and it pulls towards
     the turns that *address* that person ("Thanks, Melanie!") rather than the turns they
     said; who said what is left to BM25 and the speaker boost, which read the whole
-    question. A question that is nothing but names is returned unchanged.
+    question. Names match whatever their case and accents ("Elodie" for "Élodie", as the
+    speaker boost does). A question that is nothing but names is returned unchanged.
 
     Example:
         >>> dense_question("What activities does Melanie partake in?", ["Melanie", "Caroline"])
         'What activities does partake in?'
         >>> dense_question("Where is Caroline's necklace from?", ["Caroline"])
         'Where is necklace from?'
+        >>> dense_question("Où Elodie est-elle allée ?", ["Élodie"])
+        'Où est-elle allée?'
         >>> dense_question("Melanie?", ["Melanie"])
         'Melanie?'
     """
-    stripped = question
+    folded, where = _folded_chars(question)
+    cut = [False] * len(question)
     for name in speakers:
-        if name.strip():
-            pattern = rf"(?<!\w){re.escape(name.strip())}(?:['’]s)?(?!\w)"
-            stripped = re.sub(pattern, " ", stripped, flags=re.IGNORECASE)
+        name = fold(name)
+        if name:
+            pattern = rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)"
+            for match in re.finditer(pattern, folded):
+                for index in range(where[match.start()], where[match.end() - 1] + 1):
+                    cut[index] = True
+    stripped = "".join(" " if gone else char for char, gone in zip(question, cut, strict=True))
     stripped = re.sub(r"\s+([?!.,;:])", r"\1", re.sub(r"\s+", " ", stripped)).strip()
     return stripped if re.search(r"\w", stripped) else question
 
