@@ -169,10 +169,6 @@ AI (turn 7): Le yoga du samedi est à 10 h 30 avec Karim, tapis fournis. Réserv
     ),
 }
 
-#: The names of the worked examples: an item of a real conversation that starts with one
-#: of them, while no turn says it, was copied from the example (see ``drop_unsupported``).
-EXAMPLE_NAMES = frozenset({"sofia", "karim", "bastille"})
-
 _UPDATE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -229,9 +225,6 @@ class LLMSummarizer:
         )
         self.max_turn_chars = max_turn_chars
         self.max_output_tokens = max_output_tokens
-        #: names of the prompt's worked examples, never facts of a conversation that does
-        #: not state them (read by :class:`SummaryCore`)
-        self.example_names = EXAMPLE_NAMES
 
     def build_messages(self, previous: SummaryData, turns: Sequence[Turn]) -> list[Any]:
         """The chat messages of one compaction (pure: no model call)."""
@@ -460,8 +453,7 @@ class SummaryCore(ShortTermMemory):
             raise MalformedOutputError(
                 f"the summarizer returned {type(produced).__name__}, not SummaryData"
             )
-        foreign = frozenset(getattr(self.summarizer, "example_names", frozenset()))
-        grounded, unsupported = drop_unsupported(previous, produced, fold, foreign)
+        grounded, unsupported = drop_unsupported(previous, produced, fold)
         repaired, restored = carry_forward(previous, grounded)
         repaired, kept = keep_turn_details(repaired, fold)
         restored += kept

@@ -351,16 +351,9 @@ def _split_anchors(marks: frozenset[str]) -> tuple[frozenset[str], frozenset[str
     return frozenset(digits), frozenset(names)
 
 
-def _needed(
-    item: str, foreign: frozenset[str] = frozenset()
-) -> tuple[frozenset[str], frozenset[str]]:
-    """What :func:`drop_unsupported` looks for: an item's numbers and names, and its first
-    word too when it is one of the ``foreign`` names (casefolded)."""
-    digits, names = _split_anchors(anchors(item))
-    first = _WORD_RE.findall(item)[:1]
-    if first and first[0].casefold() in foreign:
-        names = names | frozenset(terms(first[0]))
-    return digits, names
+def _needed(item: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What :func:`drop_unsupported` looks for: an item's numbers and names."""
+    return _split_anchors(anchors(item))
 
 
 def _turn_names(turn: Turn) -> frozenset[str]:
@@ -392,10 +385,7 @@ def _supported(
 
 
 def drop_unsupported(
-    previous: SummaryData,
-    new: SummaryData,
-    turns: Sequence[Turn],
-    foreign: frozenset[str] = frozenset(),
+    previous: SummaryData, new: SummaryData, turns: Sequence[Turn]
 ) -> tuple[SummaryData, int]:
     """Drop the new items whose anchors no stretch of the folded turns states together.
 
@@ -411,10 +401,6 @@ def drop_unsupported(
     without anchors, and items already in ``previous``, are kept.
     :func:`keep_turn_details`, which runs after, re-adds verbatim any turn sentence whose
     number or name is then missing.
-
-    An item's first word is not an anchor (every sentence starts with a capital), except
-    the ``foreign`` names (casefolded): those of the prompt's worked example, which a small
-    model copies ("Sofia prefers morning classes." in a conversation without any Sofia).
 
     Returns:
         The summary without the unsupported items and how many were dropped.
@@ -440,7 +426,7 @@ preferences=(), open_questions=()), 1)
     for s in SECTIONS:
         kept = []
         for item in new.section(s):
-            digits, names = _needed(item, foreign)
+            digits, names = _needed(item)
             if (
                 item in previous.section(s)
                 or not (digits or names)

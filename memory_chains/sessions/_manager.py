@@ -12,6 +12,11 @@ Expiry is computed, not scheduled: a session whose last activity (the later of i
 :meth:`~SessionManager.resume` skips it and :meth:`~SessionManager.list` hides it — and
 :meth:`~SessionManager.purge_expired` deletes expired sessions for good.
 
+Every change of a session's document (touch, end, the sources of a merge) is a
+compare-and-swap (:meth:`~memory_chains.stores.BaseStore.put_if`) retried on a fresh read:
+managers in other threads or processes, on any backend, never undo each other's change (a
+touch racing an end never reopens the session).
+
 Example:
     >>> from memory_chains.stores import InMemoryStore
     >>> manager = SessionManager(InMemoryStore())
@@ -27,7 +32,6 @@ import asyncio
 import builtins
 import contextlib
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -48,6 +52,10 @@ from memory_chains.stores._privacy import forget_session
 __all__ = ["SessionManager"]
 
 SessionRef = Session | str
+
+
+# How many times an update reads the session again after losing a compare-and-swap.
+_UPDATE_ATTEMPTS = 20
 
 
 class SessionManager:
@@ -102,7 +110,6 @@ class SessionManager:
         self.store = store
         self.ttl = ttl_seconds(ttl)
         self.clock = clock
-        self._lock = threading.RLock()  # touch / end: read, change, write back
 
     # -- reading ------------------------------------------------------------------------
 
@@ -191,7 +198,13 @@ class SessionManager:
             last_active_at=now,
             expires_at=math.inf if self.ttl is None else now + self.ttl,
         ).with_device(device)
-        self._save(session)
+        if not self.store.put_if(
+            self._namespace(user_id), session_id, session.to_record(), expected=None
+        ):
+            raise InvalidInputError(
+                f"session {session_id!r} was just created for user {user_id!r} by another "
+                "writer: resume it with touch()"
+            )
         return session
 
     def resume(self, user_id: str, device: str | None = None) -> Session:
@@ -231,19 +244,18 @@ class SessionManager:
         user_id = validate_id(user_id, "user_id")
         session_id = self._session_id(user_id, session_id)
         device = self._device(device)
-        with self._lock:
-            now = self.clock()
-            session = self._require(user_id, session_id, now)
+
+        def touched(session: Session, now: float) -> Session:
             self._refuse_merged(session)
             active = max(session.last_active_at, now)
-            session = replace(
+            return replace(
                 session,
                 last_active_at=active,
                 expires_at=math.inf if self.ttl is None else active + self.ttl,
                 expired=False,
             ).with_device(device)
-            self._save(session)
-        return session
+
+        return self._update(user_id, session_id, touched)
 
     def end(self, user_id: str, session_id: SessionRef) -> Session:
         """Close a session: its turns stay, :meth:`resume` no longer returns it.
@@ -259,14 +271,12 @@ class SessionManager:
         """
         user_id = validate_id(user_id, "user_id")
         session_id = self._session_id(user_id, session_id)
-        with self._lock:
-            now = self.clock()
-            session = self._require(user_id, session_id, now)
+
+        def ended(session: Session, now: float) -> Session | None:
             self._refuse_merged(session)
-            if session.ended_at is None:
-                session = replace(session, ended_at=now)
-                self._save(session)
-        return session
+            return None if session.ended_at is not None else replace(session, ended_at=now)
+
+        return self._update(user_id, session_id, ended)
 
     def merge(
         self,
@@ -371,7 +381,12 @@ class SessionManager:
         self._save(merged)
         for source in sources:
             self.store.delete_session(user_id, source.session_id)
-            self._save(replace(source, merged_into=target_id, ended_at=source.ended_at or now))
+            self._update(
+                user_id,
+                source.session_id,
+                lambda s, at: replace(s, merged_into=target_id, ended_at=s.ended_at or at),
+                missing=source,
+            )
         return self._require(user_id, target_id, self.clock())
 
     def forget_session(self, user_id: str, session_id: SessionRef) -> ForgetResult:
@@ -526,6 +541,43 @@ class SessionManager:
                 f"session {session.session_id!r} was merged into {session.merged_into!r}: "
                 "use that session"
             )
+
+    def _update(
+        self,
+        user_id: str,
+        session_id: str,
+        change: Callable[[Session, float], Session | None],
+        missing: Session | None = None,
+    ) -> Session:
+        """Read the session, ``change`` it (``None``: nothing to write) and write it back
+        only if no other writer, in this process or another, changed its record meanwhile
+        (:meth:`~memory_chains.stores.BaseStore.put_if`); else read it again and retry.
+        ``missing`` stands for a session that is gone (a merge source whose turns were
+        just moved); without it, a missing session is an error.
+
+        Raises:
+            InvalidInputError: unknown session (or whatever ``change`` raises).
+            StoreError: the record kept changing under other writers.
+        """
+        namespace = self._namespace(user_id)
+        for _ in range(_UPDATE_ATTEMPTS):
+            now = self.clock()
+            doc = self.store.get(namespace, session_id)
+            session = self._load(user_id, session_id, now, doc)
+            if session is None:
+                session = (
+                    missing if missing is not None else self._require(user_id, session_id, now)
+                )
+            changed = change(session, now)
+            if changed is None:
+                return session
+            expected = None if doc is None else doc.value
+            if self.store.put_if(namespace, session_id, changed.to_record(), expected=expected):
+                return changed
+        raise StoreError(
+            f"session {session_id!r} of user {user_id!r} changed under other writers "
+            f"{_UPDATE_ATTEMPTS} times in a row; nothing was written: retry"
+        )
 
     def _save(self, session: Session) -> None:
         self.store.put(self._namespace(session.user_id), session.session_id, session.to_record())

@@ -62,6 +62,8 @@ _ID_RE = re.compile(r"[A-Za-z0-9_\-.:@]{1,64}")
 MAX_KEY_LENGTH = 256
 _MAX_NAMESPACE_DEPTH = 8
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+# Serialises the default (in-process) compare-and-swap of documents.
+_PUT_IF_LOCK = threading.Lock()
 # a \u0000 escape in serialised JSON (not an escaped backslash followed by "u0000")
 _JSON_NUL_RE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
@@ -333,6 +335,20 @@ class BaseStore(ABC):
     @abstractmethod
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None: ...
 
+    def _put_if(
+        self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
+    ) -> bool:
+        """Write ``value_json`` if the stored value is still ``expected_json`` (``None``:
+        no document yet); True if written. This default is atomic within one process
+        only: a backend shared by processes overrides it with one atomic step."""
+        with _PUT_IF_LOCK:
+            current = self._get(namespace, key)
+            stored = None if current is None else _json_object(current.value, "document value")
+            if stored != expected_json:
+                return False
+            self._put(namespace, key, value_json, now)
+            return True
+
     @abstractmethod
     def _get(self, namespace: Namespace, key: str) -> Document | None: ...
 
@@ -482,6 +498,42 @@ class BaseStore(ABC):
         value_json = _json_object(value, "document value")
         self._ensure()
         self._put(ns, key, value_json, time.time())
+
+    def put_if(
+        self,
+        namespace: Sequence[str],
+        key: str,
+        value: Mapping[str, Any],
+        *,
+        expected: Mapping[str, Any] | None,
+    ) -> bool:
+        """Compare-and-swap a document: write ``value`` only if the stored value still
+        equals ``expected`` (``None``: only if there is no document yet), in one atomic
+        step on every backend, so that writers in different processes cannot undo each
+        other's change. Read, change, ``put_if``, and read again when it returns False.
+
+        Returns:
+            True if ``value`` was written, False if the document had changed.
+
+        Raises:
+            InvalidInputError: as :meth:`put`, for ``value`` and ``expected``.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> store.put_if(("ns",), "k", {"n": 1}, expected=None)
+            True
+            >>> store.put_if(("ns",), "k", {"n": 2}, expected=None)  # it exists now
+            False
+            >>> store.put_if(("ns",), "k", {"n": 2}, expected={"n": 1})
+            True
+        """
+        ns = validate_namespace(namespace)
+        _validate_key(key)
+        value_json = _json_object(value, "document value")
+        expected_json = None if expected is None else _json_object(expected, "expected value")
+        self._ensure()
+        return self._put_if(ns, key, value_json, expected_json, time.time())
 
     def get(self, namespace: Sequence[str], key: str) -> Document | None:
         """The document under ``(namespace, key)``, or ``None``."""

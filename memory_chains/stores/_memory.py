@@ -130,6 +130,16 @@ class InMemoryStore(BaseStore):
             old = self._docs.get((namespace, key))
             self._docs[(namespace, key)] = (value_json, old[1] if old else now, now)
 
+    def _put_if(
+        self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
+    ) -> bool:
+        with self._lock:
+            old = self._docs.get((namespace, key))
+            if (old[0] if old else None) != expected_json:
+                return False
+            self._docs[(namespace, key)] = (value_json, old[1] if old else now, now)
+            return True
+
     def _get(self, namespace: Namespace, key: str) -> Document | None:
         with self._lock:
             row = self._docs.get((namespace, key))

@@ -401,6 +401,25 @@ class PostgresStore(BaseStore):
                 (_SEP.join(namespace), key, value_json, now, now),
             )
 
+    def _put_if(
+        self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
+    ) -> bool:
+        ns = _SEP.join(namespace)
+        with self._tx() as conn:
+            if expected_json is None:
+                cur = conn.execute(
+                    "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
+                    " VALUES (%s, %s, %s::jsonb, %s, %s) ON CONFLICT (namespace, key) DO NOTHING",
+                    (ns, key, value_json, now, now),
+                )
+            else:  # the row lock makes a concurrent UPDATE re-check the value after ours
+                cur = conn.execute(
+                    "UPDATE mc_documents SET value = %s::jsonb, updated_at = %s"
+                    " WHERE namespace = %s AND key = %s AND value = %s::jsonb",
+                    (value_json, now, ns, key, expected_json),
+                )
+            return cur.rowcount == 1
+
     def _get(self, namespace: Namespace, key: str) -> Document | None:
         with self._tx() as conn:
             row = conn.execute(

@@ -123,6 +123,22 @@ redis.call('HSET', KEYS[1], 'text', '', 'upto_seq', 0, 'data', '{}',
 )
 
 
+# KEYS: docs index, values, created, updated. ARGV: member, value, expected ('' = none), now.
+_PUT_IF = """
+local current = redis.call('HGET', KEYS[2], ARGV[1])
+if ARGV[3] == '' then
+  if current then return 0 end
+elseif current ~= ARGV[3] then
+  return 0
+end
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[4])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
+return 1
+"""
+
+
 class RedisStore(BaseStore):
     """Memories kept on a Redis server, every key under ``prefix``.
 
@@ -193,6 +209,7 @@ class RedisStore(BaseStore):
         self._append = self._client.register_script(_APPEND)
         self._replace = self._client.register_script(_REPLACE_SUMMARY)
         self._delete_sess = self._client.register_script(_DELETE_SESSION)
+        self._put_if_script = self._client.register_script(_PUT_IF)
 
     def __repr__(self) -> str:
         return f"RedisStore({_redact(self.url)!r}, prefix={self.prefix!r})"
@@ -383,6 +400,13 @@ class RedisStore(BaseStore):
             pipe.hsetnx(created, member, repr(now))
             pipe.hset(updated, member, repr(now))
             pipe.execute()
+
+    def _put_if(
+        self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
+    ) -> bool:
+        args = [_member(namespace, key), value_json, expected_json or "", repr(now)]
+        with self._io():
+            return int(self._put_if_script(keys=list(self._doc_keys()), args=args)) == 1
 
     def _get(self, namespace: Namespace, key: str) -> Document | None:
         member = _member(namespace, key)

@@ -335,6 +335,17 @@ class ResilientStore(BaseStore):
 
         self._try(write, None, write=True)
 
+    def _put_if(
+        self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
+    ) -> bool:
+        # never a silent False during an outage: the caller would read and retry in vain
+        written = self._must(
+            lambda: self.inner._put_if(namespace, key, value_json, expected_json, now),
+            "a compare-and-swap of a document",
+        )
+        self._see(namespace, key)
+        return written
+
     def _get(self, namespace: Namespace, key: str) -> Document | None:
         doc = self._try(lambda: self.inner._get(namespace, key), _MISSING, write=False)
         if doc is _MISSING:

@@ -397,6 +397,25 @@ class SQLiteStore(BaseStore):
                 (_SEP.join(namespace), key, value_json, now, now),
             )
 
+    def _put_if(
+        self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
+    ) -> bool:
+        ns = _SEP.join(namespace)
+        with self._tx(write=True) as conn:  # BEGIN IMMEDIATE: no other writer until COMMIT
+            row = conn.execute(
+                "SELECT value FROM mc_documents WHERE namespace = ? AND key = ?", (ns, key)
+            ).fetchone()
+            if (row[0] if row else None) != expected_json:
+                return False
+            conn.execute(
+                "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
+                " updated_at = excluded.updated_at",
+                (ns, key, value_json, now, now),
+            )
+        return True
+
     def _get(self, namespace: Namespace, key: str) -> Document | None:
         with self._tx(write=False) as conn:
             row = conn.execute(

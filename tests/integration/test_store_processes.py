@@ -15,6 +15,7 @@ import random
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,3 +114,54 @@ def test_sigkill_during_writes_leaves_only_whole_turns(target: StoreTarget) -> N
 
 def _all_turns(store: BaseStore) -> list[Turn]:
     return [t for s in range(8) for t in store.turns_after(f"u{s % 2}", f"s{s}")]
+
+
+# One process of the compare-and-swap test: read, add one, put_if; again when it lost.
+_INCREMENT = """
+import sys
+from memory_chains.stores._loadgen import StoreTarget
+store = StoreTarget.from_json(sys.argv[1]).open()
+store.setup()
+print("ready", flush=True)
+sys.stdin.readline()  # all start together
+retries = 0
+for _ in range(int(sys.argv[2])):
+    while True:
+        doc = store.get(("counters",), "c")
+        expected = None if doc is None else dict(doc.value)
+        n = 0 if expected is None else expected["n"]
+        if store.put_if(("counters",), "c", {"n": n + 1}, expected=expected):
+            break
+        retries += 1
+store.close()
+print(retries)
+"""
+
+
+def test_compare_and_swap_loses_no_update_between_processes(target: StoreTarget) -> None:
+    processes, rounds = 4, 100
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _INCREMENT, target.to_json(), str(rounds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=child_env(),
+        )
+        for _ in range(processes)
+    ]
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    for child in children:
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    retries = [int(child.communicate(timeout=120)[0]) for child in children]
+    assert [child.returncode for child in children] == [0] * processes
+    store = target.open()
+    try:
+        doc = store.get(("counters",), "c")
+        assert doc is not None and doc.value == {"n": processes * rounds}
+    finally:
+        store.close()
+    print(f"{target.kind}: {sum(retries)} compare-and-swaps lost and retried")

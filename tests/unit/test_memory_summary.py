@@ -11,8 +11,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from memory_chains.errors import InvalidInputError, MalformedOutputError, ModelCallError
-from memory_chains.memory import CompactionResult, LLMSummarizer, SummaryCore, SummaryData
-from memory_chains.memory._summary import _EXAMPLES, EXAMPLE_NAMES
+from memory_chains.memory import LLMSummarizer, SummaryCore, SummaryData
 from memory_chains.memory._summary_data import (
     SummaryUpdate,
     anchors,
@@ -434,18 +433,6 @@ def test_a_new_item_mixing_distant_turns_is_dropped_and_counted() -> None:
     assert not any(f.startswith("Une NVIDIA") for f in summary.key_facts)
 
 
-def _compact_after(
-    exchange: tuple[str, str], reply: str
-) -> tuple[SummaryCore, CompactionResult | None]:
-    """Store ``exchange`` and a closing one, then fold both with a model answering ``reply``."""
-    store = InMemoryStore()
-    writer = make(ScriptedChatModel(), max_turns=100, store=store)
-    writer.add_exchange(*exchange)
-    writer.add_exchange("Merci", "Bonne journée")
-    core = make(ScriptedChatModel(default=reply), max_turns=1, keep_last=0, store=store)
-    return core, core.compact_now()
-
-
 def test_unsupported_items_are_reported_and_old_items_never_judged() -> None:
     previous = SummaryData(key_facts=("Claire habite à Lyon.",))
     new = SummaryData(
@@ -456,36 +443,15 @@ def test_unsupported_items_are_reported_and_old_items_never_judged() -> None:
     kept, dropped = drop_unsupported(previous, new, turns)
     assert dropped == 2 and kept == SummaryData(key_facts=("Claire habite à Lyon.",))
 
+    store = InMemoryStore()
+    writer = make(ScriptedChatModel(), max_turns=100, store=store)
+    writer.add_exchange("Livrez à Lyon le 12 mai", "Entendu, le 12 mai à Lyon")
+    writer.add_exchange("Merci", "Bonne journée")
     reply = update(add_decisions=["Livraison à Lyon le 12 mai.", "Livraison à Genève."])
-    result, outcome = _compact_after(
-        ("Livrez à Lyon le 12 mai", "Entendu, le 12 mai à Lyon"), reply
-    )
+    result = make(ScriptedChatModel(default=reply), max_turns=1, keep_last=0, store=store)
+    outcome = result.compact_now()
     assert outcome is not None and outcome.unsupported_items == 1
     assert result.context().summary == "Décisions et engagements: Livraison à Lyon le 12 mai."
-
-
-def test_an_item_copied_from_the_prompts_example_is_dropped() -> None:
-    turns = [Turn(1, "Je préfère le matin.", "C'est noté.")]
-    copied = SummaryData(preferences=("Sofia préfère les cours du matin.",))
-    # its first word is no anchor by default, so nothing held the copy back
-    assert drop_unsupported(SummaryData(), copied, turns)[1] == 0
-    assert drop_unsupported(SummaryData(), copied, turns, EXAMPLE_NAMES)[1] == 1
-    # a Sofia the conversation names is kept, as is an item starting with another word
-    said = [Turn(1, "Je suis Sofia, je préfère le matin.", "C'est noté, Sofia.")]
-    assert drop_unsupported(SummaryData(), copied, said, EXAMPLE_NAMES)[1] == 0
-    plain = SummaryData(preferences=("Claire préfère le matin.",))
-    assert drop_unsupported(SummaryData(), plain, turns, EXAMPLE_NAMES)[1] == 0
-
-    reply = update(add_preferences=["Sofia préfère les cours du matin.", "Cours le matin."])
-    mem, outcome = _compact_after(("Je préfère le matin.", "C'est noté."), reply)
-    assert outcome is not None and outcome.unsupported_items == 1
-    assert "Sofia" not in mem.context().summary
-
-
-def test_the_example_names_are_the_names_the_worked_examples_use() -> None:
-    for example, answer in _EXAMPLES.values():
-        text = f"{example}\n{answer}".casefold()
-        assert all(name in text for name in EXAMPLE_NAMES)
 
 
 def test_a_kept_answer_sentence_says_what_it_answers_once() -> None:

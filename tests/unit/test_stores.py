@@ -27,6 +27,8 @@ from memory_chains.stores import (
 )
 from memory_chains.stores._sqlite import MIGRATIONS
 
+from ._threads import run_together, switching_often
+
 
 class StoreSuite:
     """Behaviour every backend must have. Subclasses provide the ``store`` fixture."""
@@ -165,6 +167,42 @@ class StoreSuite:
         assert store.delete(("entities", "alice"), "dell-xps-15") is True
         assert store.delete(("entities", "alice"), "dell-xps-15") is False
         assert store.get(("entities", "alice"), "dell-xps-15") is None
+
+    def test_put_if_writes_only_over_the_expected_value(self, store: BaseStore) -> None:
+        ns = ("sessions", "alice")
+        first = {"status": "active", "devices": ["phone", "tablette é"], "at": 1.5}
+        assert store.put_if(ns, "s1", first, expected=None) is True
+        assert store.put_if(ns, "s1", {"status": "other"}, expected=None) is False
+        doc = store.get(ns, "s1")
+        assert doc is not None and dict(doc.value) == first
+        ended = {**first, "status": "ended"}
+        assert store.put_if(ns, "s1", ended, expected=doc.value) is True
+        assert store.put_if(ns, "s1", {"status": "stale"}, expected=doc.value) is False
+        after = store.get(ns, "s1")
+        assert after is not None and dict(after.value) == ended
+        assert after.created_at == doc.created_at <= after.updated_at
+        with pytest.raises(InvalidInputError):
+            store.put_if(ns, "s1", {"x": float("nan")}, expected=ended)
+        with pytest.raises(InvalidInputError):
+            store.put_if(ns, "s1", ended, expected={"x": {1, 2}})  # type: ignore[dict-item]
+        assert store.get(ns, "s1") == after  # nothing written by refused calls
+
+    def test_put_if_loses_no_update_between_concurrent_writers(self, store: BaseStore) -> None:
+        ns, writers, rounds = ("counters",), 4, 15
+
+        def increment() -> None:
+            for _ in range(rounds):
+                while True:
+                    doc = store.get(ns, "c")
+                    expected = None if doc is None else dict(doc.value)
+                    n = 0 if expected is None else int(expected["n"])
+                    if store.put_if(ns, "c", {"n": n + 1}, expected=expected):
+                        break
+
+        with switching_often():
+            run_together(*[increment] * writers)
+        doc = store.get(ns, "c")
+        assert doc is not None and doc.value == {"n": writers * rounds}
 
     def test_values_are_copies(self, store: BaseStore) -> None:
         value = {"items": [1, 2]}

@@ -47,6 +47,7 @@ _PRIMITIVES = (
     "_get_summary",
     "_replace_summary",
     "_put",
+    "_put_if",
     "_get",
     "_list",
     "_delete",
@@ -120,6 +121,19 @@ def test_outage_degrades_reads_drops_writes_and_warns_once(flaky: FlakyStore) ->
     with pytest.warns(StoreUnavailableWarning):
         store.count_turns("alice", "s1")
     assert store.stats().outages == 2
+
+
+def test_a_compare_and_swap_during_an_outage_raises_instead_of_losing(flaky: FlakyStore) -> None:
+    store = ResilientStore(flaky, retry_interval=0)
+    assert store.put_if(("sessions", "alice"), "s1", {"n": 1}, expected=None)
+    flaky.down = True
+    with pytest.raises(StoreUnavailableError), pytest.warns(StoreUnavailableWarning):
+        # a silent False would be read again and retried in vain
+        store.put_if(("sessions", "alice"), "s1", {"n": 2}, expected={"n": 1})
+    flaky.down = False
+    assert store.put_if(("sessions", "alice"), "s1", {"n": 2}, expected={"n": 1})
+    doc = store.get(("sessions", "alice"), "s1")
+    assert doc is not None and doc.value == {"n": 2}
 
 
 def test_a_copy_read_blind_during_an_outage_never_overwrites_the_document(
