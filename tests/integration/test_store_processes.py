@@ -3,7 +3,9 @@
 * concurrency: several writer processes append turns for many sessions at once; nothing is
   lost or duplicated and each writer's turns keep their order within a session;
 * crash: a writer killed with SIGKILL at random points, 20 times; the store always reopens
-  (setup + reads) and holds only whole turns, with gap-free ``seq`` and matching counters.
+  (setup + reads) and holds only whole turns, with gap-free ``seq`` and matching counters;
+* compare-and-swap: processes released together increment one document through
+  ``put_if``; no increment is lost.
 
 Not marked ``integration``: no model is involved, and CI runs them with real servers.
 """
