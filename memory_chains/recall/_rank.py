@@ -41,13 +41,12 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
 
-from memory_chains._folding import fold
+from memory_chains._folding import fold, fold_with_positions
 from memory_chains._terms import terms
 from memory_chains.recall._dates import date_mask
 from memory_chains.recall._fusion import neighbour_smooth, nudge, session_means, top_k, zscore
@@ -57,24 +56,6 @@ from memory_chains.recall._types import RecallConfig
 __all__ = ["dense_question", "feedback_terms", "rank_scores"]
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def _folded_chars(text: str) -> tuple[str, list[int]]:
-    """``text`` folded character by character (see :func:`~memory_chains._folding.fold`,
-    whitespace kept), and for each folded character the index of the original one.
-
-    Example:
-        >>> _folded_chars("Élo")
-        ('elo', [0, 1, 2])
-    """
-    folded: list[str] = []
-    where: list[int] = []
-    for index, char in enumerate(text):
-        for part in unicodedata.normalize("NFKD", char.casefold()):
-            if not unicodedata.combining(part):
-                folded.append(part)
-                where.append(index)
-    return "".join(folded), where
 
 
 def dense_question(question: str, speakers: Iterable[str]) -> str:
@@ -96,7 +77,7 @@ def dense_question(question: str, speakers: Iterable[str]) -> str:
         >>> dense_question("Melanie?", ["Melanie"])
         'Melanie?'
     """
-    folded, where = _folded_chars(question)
+    folded, where = fold_with_positions(question)
     cut = [False] * len(question)
     for name in speakers:
         name = fold(name)

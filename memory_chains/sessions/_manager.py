@@ -147,7 +147,9 @@ class SessionManager:
         records = {d.key: d for d in self._records(user_id)}
         ids = set(records) | set(self.store.list_sessions(user_id))
         sessions = [
-            s for sid in ids if (s := self._load(user_id, sid, now, records.get(sid))) is not None
+            s
+            for sid in ids
+            if (s := self._from_doc(user_id, sid, now, records.get(sid))) is not None
         ]
         if not include_expired:
             sessions = [s for s in sessions if s.status in ("active", "ended")]
@@ -511,11 +513,15 @@ class SessionManager:
         ns = self._namespace(user_id)
         return [d for d in self.store.list(ns) if d.namespace == ns]
 
-    def _load(
-        self, user_id: str, session_id: str, now: float, doc: Document | None = None
+    def _load(self, user_id: str, session_id: str, now: float) -> Session | None:
+        doc = self.store.get(self._namespace(user_id), session_id)
+        return self._from_doc(user_id, session_id, now, doc)
+
+    def _from_doc(
+        self, user_id: str, session_id: str, now: float, doc: Document | None
     ) -> Session | None:
-        if doc is None:
-            doc = self.store.get(self._namespace(user_id), session_id)
+        """The session from its document as already read (``None``: it has none), and
+        its last turn; ``None`` when it has neither."""
         last = self.store.last_turns(user_id, session_id, 1)
         if doc is None and not last:
             return None
@@ -563,7 +569,7 @@ class SessionManager:
         for _ in range(_UPDATE_ATTEMPTS):
             now = self.clock()
             doc = self.store.get(namespace, session_id)
-            session = self._load(user_id, session_id, now, doc)
+            session = self._from_doc(user_id, session_id, now, doc)
             if session is None:
                 session = (
                     missing if missing is not None else self._require(user_id, session_id, now)

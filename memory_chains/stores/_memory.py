@@ -133,11 +133,11 @@ class InMemoryStore(BaseStore):
     def _put_if(
         self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
     ) -> bool:
-        with self._lock:
+        with self._lock:  # re-entrant: _put takes it again
             old = self._docs.get((namespace, key))
             if (old[0] if old else None) != expected_json:
                 return False
-            self._docs[(namespace, key)] = (value_json, old[1] if old else now, now)
+            self._put(namespace, key, value_json, now)
             return True
 
     def _get(self, namespace: Namespace, key: str) -> Document | None:

@@ -85,6 +85,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
+# Insert a document or replace its value (its creation time stays).
+_UPSERT_DOCUMENT = (
+    "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
+    " VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
+    " updated_at = excluded.updated_at"
+)
+
+
 class SQLiteStore(BaseStore):
     """Memories persisted in one SQLite file (WAL journal), safe across threads and processes.
 
@@ -390,10 +399,7 @@ class SQLiteStore(BaseStore):
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx(write=True) as conn:
             conn.execute(
-                "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
-                " updated_at = excluded.updated_at",
+                _UPSERT_DOCUMENT,
                 (_SEP.join(namespace), key, value_json, now, now),
             )
 
@@ -408,10 +414,7 @@ class SQLiteStore(BaseStore):
             if (row[0] if row else None) != expected_json:
                 return False
             conn.execute(
-                "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
-                " updated_at = excluded.updated_at",
+                _UPSERT_DOCUMENT,
                 (ns, key, value_json, now, now),
             )
         return True

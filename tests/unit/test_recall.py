@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory_chains._folding import fold, fold_with_positions
 from memory_chains._terms import keywords, stem, terms
 from memory_chains.errors import InvalidInputError, StoreError
 from memory_chains.recall import Episode, RecallConfig, TurnIndex
@@ -263,6 +264,14 @@ def test_the_context_of_a_vector_is_the_end_of_a_long_previous_turn() -> None:
     [text] = passage_texts([Episode("2", "Sure", "Ann", session="s")], before=long_turn)
     assert text == " ".join(f"w{i}" for i in range(36, 100)) + "\nSure"  # its last 64 words
     assert passage_texts([Episode("2", "Sure", "Ann", session="t")], before=long_turn) == ["Sure"]
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_fold_with_positions_folds_as_fold_does(text: str) -> None:
+    folded, where = fold_with_positions(text)
+    assert " ".join(folded.split()) == fold(text)
+    assert len(where) == len(folded) and where == sorted(where)
+    assert all(0 <= i < len(text) for i in where)
 
 
 def test_dense_question_strips_only_whole_speaker_names() -> None:
