@@ -3,7 +3,7 @@
 Feeds each LoCoMo conversation to a :class:`~memory_chains.recall.TurnIndex` session by
 session (with the session dates), then asks it, for every question of categories 1-4,
 for its best ``--k`` turns and its context within ``--max-tokens``; prints recall@k
-overall, per category, on the tuning (0-2) and held-out (3-9) conversations, the context
+overall, per category and per conversation, the context
 recall and tokens, ingestion and query times, next to the reference anchors. ``--dataset``
 is required (``locomo10.json`` is not shipped). No chat model is ever called
 (``--no-model`` is accepted and changes nothing); ``--lexical-only`` also skips the
@@ -80,9 +80,7 @@ def _print_report(report: dict[str, Any], reference: dict[str, dict[str, float]]
             print(f"{label:26}" + "".join(cells))
     print(
         f"n={report['n']} (multi-hop {report['n_multi_hop']}, temporal {report['n_temporal']}, "
-        f"open-domain {report['n_open_domain']}, single-hop {report['n_single_hop']}); "
-        f"recall@{k} tuning convs 0-2 {fmt(report[f'recall@{k}_tuning'])}, "
-        f"held-out {fmt(report[f'recall@{k}_held_out'])}"
+        f"open-domain {report['n_open_domain']}, single-hop {report['n_single_hop']})"
     )
     print(
         f"context ≤ {report['max_tokens']} tokens (approximate count): mean "

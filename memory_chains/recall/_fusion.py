@@ -86,27 +86,37 @@ def reciprocal_rank_fusion(rankings: Sequence[FloatArray], n: int, c: float = 60
 
 
 def neighbour_smooth(
-    scores: FloatArray, sessions: npt.NDArray[np.int64], weight: float
+    scores: FloatArray,
+    sessions: npt.NDArray[np.int64],
+    weight: float,
+    next_weight: float | None = None,
 ) -> FloatArray:
-    """Add ``weight`` × the better neighbour's score to each turn (same session only).
+    """Lift each turn by the better of its same-session neighbours' weighted scores.
 
-    An answer often sits one turn after the question that names the topic ("Did you go?"
-    / "Yes, last Friday"): smoothing lifts such replies.
+    A turn gains ``max(weight × previous turn's score, next_weight × next turn's score)``
+    (``next_weight`` defaults to ``weight``). An answer often sits one turn after the
+    question that names the topic ("Did you go?" / "Yes, last Friday"): the previous turn
+    lifts such replies. When a turn's vector also reads the end of the turn before it (see
+    :func:`~memory_chains.recall._index.passage_texts`), a strong next turn says the turn
+    itself matches, hence a separate, larger ``next_weight``.
 
     Example:
         >>> s = neighbour_smooth(np.array([0.0, 1.0, 0.0, 0.0]), np.array([1, 1, 1, 2]), 0.5)
         >>> s.tolist()
         [0.5, 1.0, 0.5, 0.0]
+        >>> neighbour_smooth(np.array([0.0, 1.0, 0.0]), np.array([1, 1, 1]), 0.2, 0.4).tolist()
+        [0.4, 1.0, 0.2]
     """
     scores = np.asarray(scores, dtype=np.float64)
-    if weight == 0.0 or scores.size < 2:
+    after = weight if next_weight is None else next_weight
+    if (weight == 0.0 and after == 0.0) or scores.size < 2:
         return scores.copy()
     same = sessions[1:] == sessions[:-1]
-    left = np.zeros_like(scores)
-    right = np.zeros_like(scores)
-    left[1:] = np.where(same, scores[:-1], 0.0)
-    right[:-1] = np.where(same, scores[1:], 0.0)
-    return scores + weight * np.maximum(left, right)
+    previous = np.zeros_like(scores)
+    following = np.zeros_like(scores)
+    previous[1:] = np.where(same, scores[:-1], 0.0)
+    following[:-1] = np.where(same, scores[1:], 0.0)
+    return scores + np.maximum(weight * previous, after * following)
 
 
 def session_means(scores: FloatArray, sessions: npt.NDArray[np.int64], top: int) -> FloatArray:

@@ -14,8 +14,9 @@
 4. a date boost: when the question names a day or a month ("on 13 October 2023",
    "in June"), the turns of the sessions held then gain a little
    (:func:`~memory_chains.recall._dates.date_mask`);
-5. neighbour smoothing inside a session (an answer often follows the turn that names the
-   topic);
+5. neighbour smoothing inside a session: a turn is lifted by the turn before it (an answer
+   often follows the turn that names the topic) or, more, by the turn after it (whose
+   vector reads the end of this one);
 6. a session nudge: turns of a session whose two best turns score high gain a little
    (:func:`~memory_chains.recall._fusion.session_means`);
 7. a content nudge: turns carrying more rare content gain a little
@@ -162,7 +163,8 @@ def rank_scores(
             scores = scores + config.date_boost * spread * dated
     if config.neighbour_weight:
         scores = scores - scores.min()  # non-negative, so a missing neighbour counts 0
-        scores = neighbour_smooth(scores, episodes.sessions(), config.neighbour_weight)
+        after = config.next_factor * config.neighbour_weight
+        scores = neighbour_smooth(scores, episodes.sessions(), config.neighbour_weight, after)
     if config.session_weight:
         by_session = session_means(scores, episodes.sessions(), config.session_top)
         scores = nudge(scores, by_session, config.session_weight)

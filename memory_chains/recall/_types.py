@@ -90,14 +90,23 @@ class RecalledContext:
 
 @dataclass(frozen=True)
 class RecallConfig:
-    """Ranking knobs of :class:`~memory_chains.recall.TurnIndex` (defaults tuned on LoCoMo
-    conversations 0-2; ``memory-chains eval locomo --dataset PATH/TO/locomo10.json`` measures
-    recall@k on those and on the held-out conversations 3-9).
+    """Ranking knobs of :class:`~memory_chains.recall.TurnIndex`.
+
+    The defaults were chosen on LoCoMo: ``memory-chains eval locomo --dataset
+    PATH/TO/locomo10.json`` measures them, and ``scripts/locomo_knobs.py`` runs the search
+    that chose them with its leave-one-conversation-out estimate (each conversation scored
+    with the knobs that were best on the nine others).
 
     Attributes:
         lexical_weight: weight of normalised BM25 against normalised dense similarity
             (1.0 = BM25 only; forced to 1.0 without embeddings).
-        neighbour_weight: share of the better same-session neighbour's score added to a turn.
+        neighbour_weight: share of the previous same-session turn's score that can lift a
+            turn (the reply after the turn that names the topic); 0 turns neighbour
+            smoothing off.
+        next_factor: the next same-session turn's share is ``next_factor ×
+            neighbour_weight``; a turn gains the larger of the two shares (1.0: both
+            neighbours alike). Above 1 by default, because a turn's vector reads the end of
+            the turn before it: a next turn that matches says this one does.
         feedback_docs: pseudo-relevance feedback: how many top turns lend their terms
             (0 disables feedback).
         feedback_terms: how many feedback terms are added to the lexical query.
@@ -118,17 +127,18 @@ class RecallConfig:
 
     Example:
         >>> RecallConfig(lexical_weight=1.0).neighbour_weight
-        0.3
+        0.2
     """
 
-    lexical_weight: float = 0.3
-    neighbour_weight: float = 0.3
+    lexical_weight: float = 0.25
+    neighbour_weight: float = 0.2
+    next_factor: float = 2.0
     feedback_docs: int = 3
     feedback_terms: int = 8
     feedback_weight: float = 0.3
-    speaker_boost: float = 0.5
+    speaker_boost: float = 1.0
     date_boost: float = 0.3
-    session_weight: float = 0.03
+    session_weight: float = 0.015
     session_top: int = 2
     content_weight: float = 0.05
     bm25_k1: float = 1.2

@@ -99,6 +99,14 @@ def test_neighbour_smooth_stays_inside_a_session_and_does_not_mutate() -> None:
     assert scores.tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
+def test_neighbour_smooth_weighs_the_next_turn_apart() -> None:
+    scores = np.array([0.0, 1.0, 0.0])
+    sessions = np.array([0, 0, 0])
+    assert neighbour_smooth(scores, sessions, 0.2, 0.4).tolist() == [0.4, 1.0, 0.2]
+    assert neighbour_smooth(scores, sessions, 0.0, 0.4).tolist() == [0.4, 1.0, 0.0]
+    assert neighbour_smooth(scores, sessions, 0.3).tolist() == [0.3, 1.0, 0.3]
+
+
 def test_top_k_breaks_ties_by_position() -> None:
     assert top_k(np.array([1.0, 3.0, 3.0]), 5) == [1, 2, 0]
     assert top_k(np.array([1.0]), 0) == []
@@ -145,6 +153,22 @@ def test_neighbour_weight_lifts_the_reply_after_the_topic_turn() -> None:
     on = rank_scores(episodes, question, None, RecallConfig(neighbour_weight=0.5))
     assert off[1] <= off[2]
     assert on[1] > on[2]
+
+
+def test_next_factor_lifts_the_turn_before_a_match_more_than_the_turn_after() -> None:
+    episodes = _episodes(
+        [
+            ("1:1", "Ann", "Guess what I signed up for yesterday"),
+            ("1:2", "Bob", "A pottery class, nice"),
+            ("1:3", "Ann", "Guess what I signed up for yesterday"),
+        ]
+    )
+    bare = RecallConfig(feedback_docs=0, session_weight=0.0, content_weight=0.0)
+    even = rank_scores(episodes, "pottery class", None, dataclasses.replace(bare, next_factor=1.0))
+    ahead = rank_scores(episodes, "pottery class", None, dataclasses.replace(bare, next_factor=2.0))
+    assert even[0] == pytest.approx(even[2])
+    assert ahead[0] > ahead[2] > 0.0
+    assert ahead[1] > ahead[0]
 
 
 def test_speaker_boost_prefers_the_named_speaker() -> None:
