@@ -21,6 +21,7 @@ test: install
 	$(BIN)/python -m pytest
 
 lint: install
-	$(BIN)/ruff check memory_chains tests
-	$(BIN)/ruff format --check memory_chains tests
+	$(BIN)/ruff check memory_chains tests scripts
+	$(BIN)/ruff format --check memory_chains tests scripts
 	$(BIN)/mypy
+	$(BIN)/mypy scripts

@@ -31,23 +31,23 @@ from pathlib import Path
 
 from memory_chains.config import load_settings
 from memory_chains.evaluation._vector_cache import CachedEmbeddings
-from memory_chains.evaluation.locomo import load_locomo, recall_at_k
+from memory_chains.evaluation.locomo import CATEGORY_NAMES, _ingest, load_locomo, recall_at_k
 from memory_chains.providers import get_embeddings
 from memory_chains.recall import RecallConfig, TurnIndex
-from memory_chains.recall._types import Episode
 
 # (speaker_boost, (neighbour_weight, next_factor), lexical_weight, feedback_weight,
 # session_weight): the two grids searched on 2026-12-02, the second around the first's best.
 _NEIGHBOURS_1 = [(0.3, 1.0), (0.2, 2.0), (0.25, 1.4), (0.15, 3.0)]
 _NEIGHBOURS_2 = [(0.1, 4.0), (0.15, 8 / 3), (0.2, 2.0), (0.1, 5.0), (0.2, 2.5)]
-GRID = list(
+Setting = tuple[float, tuple[float, float], float, float, float]
+GRID: list[Setting] = list(
     itertools.product([0.5, 0.7, 1.0], _NEIGHBOURS_1, [0.25, 0.3], [0.2, 0.3], [0.03, 0.0])
 ) + list(itertools.product([0.8, 1.0, 1.2], _NEIGHBOURS_2, [0.2, 0.25], [0.3], [0.03, 0.015]))
 
 Row = tuple[int, int, float]  # conversation, category, recall@10
 
 
-def _config(setting: tuple) -> RecallConfig:  # type: ignore[type-arg]
+def _config(setting: Setting) -> RecallConfig:
     speaker, (neighbour, factor), lexical, feedback, session = setting
     return dataclasses.replace(
         RecallConfig(),
@@ -89,15 +89,9 @@ def main() -> int:
     indexes = []
     for position, conversation in enumerate(conversations):
         index = TurnIndex(cache)
-        for session in conversation.sessions:
-            index.add_many(
-                "u",
-                [
-                    Episode(t.dia_id, t.text, t.speaker, session.when, str(session.number))
-                    for t in session.turns
-                ],
-            )
-        questions = [q for q in conversation.questions if q.category in (1, 2, 3, 4) and q.evidence]
+        _ingest(index, "u", conversation)
+        scored = conversation.questions
+        questions = [q for q in scored if q.category in CATEGORY_NAMES and q.evidence]
         indexes.append((position, index, questions))
         cache.save()
         print(f"indexed conversation {position}", file=sys.stderr)
