@@ -31,7 +31,12 @@ from pathlib import Path
 
 from memory_chains.config import load_settings
 from memory_chains.evaluation._vector_cache import CachedEmbeddings
-from memory_chains.evaluation.locomo import CATEGORY_NAMES, _ingest, load_locomo, recall_at_k
+from memory_chains.evaluation.locomo import (
+    ingest_conversation,
+    load_locomo,
+    recall_at_k,
+    scored_questions,
+)
 from memory_chains.providers import get_embeddings
 from memory_chains.recall import RecallConfig, TurnIndex
 
@@ -89,10 +94,8 @@ def main() -> int:
     indexes = []
     for position, conversation in enumerate(conversations):
         index = TurnIndex(cache)
-        _ingest(index, "u", conversation)
-        scored = conversation.questions
-        questions = [q for q in scored if q.category in CATEGORY_NAMES and q.evidence]
-        indexes.append((position, index, questions))
+        ingest_conversation(index, "u", conversation)
+        indexes.append((position, index, scored_questions(conversation)))
         cache.save()
         print(f"indexed conversation {position}", file=sys.stderr)
     results: dict[int, list[Row]] = {}

@@ -50,10 +50,12 @@ __all__ = [
     "LocomoSession",
     "LocomoTurn",
     "evaluate_locomo",
+    "ingest_conversation",
     "load_locomo",
     "normalise_evidence",
     "parse_session_date",
     "recall_at_k",
+    "scored_questions",
     "select_conversations",
 ]
 
@@ -122,8 +124,30 @@ def _mean(values: Sequence[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def _ingest(index: TurnIndex, user_id: str, conversation: LocomoConversation) -> float:
-    """Feed every session in order; returns the seconds spent."""
+def scored_questions(conversation: LocomoConversation) -> list[LocomoQuestion]:
+    """The questions the evaluation scores: categories 1-4, with evidence.
+
+    Example:
+        >>> conv = LocomoConversation("c", ("A",), (), (
+        ...     LocomoQuestion("q1", "a", 1, ("D1:1",)), LocomoQuestion("q5", "a", 5, ("D1:1",)),
+        ...     LocomoQuestion("q4", "a", 4, ())))
+        >>> [q.question for q in scored_questions(conv)]
+        ['q1']
+    """
+    return [q for q in conversation.questions if q.category in CATEGORY_NAMES and q.evidence]
+
+
+def ingest_conversation(index: TurnIndex, user_id: str, conversation: LocomoConversation) -> float:
+    """Feed every session of ``conversation`` to ``index`` in order, with its date and
+    number; returns the seconds spent.
+
+    Example:
+        >>> conv = LocomoConversation("c", ("A",), (LocomoSession(1, "", None, (
+        ...     LocomoTurn("D1:1", "A", "I adopted a cat"),)),), ())
+        >>> index = TurnIndex()
+        >>> ingest_conversation(index, "u", conv) >= 0, index.search("u", "cat")[0].turn_id
+        (True, 'D1:1')
+    """
     started = time.perf_counter()
     for session in conversation.sessions:
         index.add_many(
@@ -186,7 +210,7 @@ def evaluate_locomo(
     plans = []
     for position in chosen:
         conversation = conversations[position]
-        scored = [q for q in conversation.questions if q.category in CATEGORY_NAMES and q.evidence]
+        scored = scored_questions(conversation)
         plans.append((position, conversation, scored[:max_questions]))
     total = sum(len(scored) for _, _, scored in plans)
     recalls: dict[str, list[float]] = defaultdict(list)
@@ -200,7 +224,7 @@ def evaluate_locomo(
     for position, conversation, scored in plans:
         index = make_index()
         user_id = f"locomo-{position}"
-        ingest_secs += _ingest(index, user_id, conversation)
+        ingest_secs += ingest_conversation(index, user_id, conversation)
         n_turns += conversation.n_turns
         mine: list[float] = []
         mine_context: list[float] = []
