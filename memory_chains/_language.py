@@ -21,13 +21,15 @@ def _words(text: str) -> frozenset[str]:
 
 WORD_RE = re.compile(r"[\w'’-]+", re.UNICODE)
 _ACCENT = re.compile(r"[éèêàùçôîâû]")
+# An inverted subject pronoun ("arrive-t-elle", "peut-on", "avez-vous").
+_INVERSION = re.compile(r"-(?:t-)?(?:il|elle|ils|elles|on|vous|nous|je|tu)$")
 
 _FR_WORDS = _words(
     """
     le la les un une des du de et est sont quel quelle quels quelles qui que quoi où
     comment combien pourquoi est-ce il elle ils elles je tu nous vous on son sa ses leur
     leurs ce cette ces pour avec dans sur pas ne au aux y en a ont peut puis-je mon ma mes
-    votre vos c'est qu'est-ce faut-il
+    votre vos c'est qu'est-ce faut-il quand oui non merci bonjour svp stp
     """
 )
 _EN_WORDS = _words(
@@ -43,7 +45,7 @@ def language_votes(text: str) -> tuple[int, int]:
     """``(french, english)``: function words of each language, plus one French vote for
     accented letters."""
     words = [w.lower().replace("’", "'") for w in WORD_RE.findall(text)]
-    fr = sum(w in _FR_WORDS for w in words)
+    fr = sum(w in _FR_WORDS or bool(_INVERSION.search(w)) for w in words)
     en = sum(w in _EN_WORDS for w in words)
     if _ACCENT.search(text.lower()):
         fr += 1

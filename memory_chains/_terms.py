@@ -21,7 +21,7 @@ import re
 
 from memory_chains._folding import fold
 
-__all__ = ["STOP_WORDS", "keywords", "stem", "terms"]
+__all__ = ["QUESTION_WORDS", "STOP_WORDS", "keywords", "stem", "terms"]
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _ELISION = re.compile(r"^(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu)'(?=[a-z])")
@@ -42,6 +42,22 @@ _STOP_TEXT = """
     quelle quels quelles
     """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
+
+_QUESTION_TEXT = """
+    quel quelle quels quelles lequel laquelle lesquels lesquelles combien comment pourquoi
+    quand ou est-ce c'est entre peut peuvent puis pouvez faut doit dois devez existe possible
+    concernant cote niveau ainsi aussi egalement alors donc apres avant depuis pendant chez
+    sans sous vers deux celui celle ceux celles ci compare comparer comparez
+    what which who whom whose where when why how is are was were do does did can could
+    should would will shall may might must has have had there between compared versus vs
+    than about regarding also else tell give list describe explain both two
+    svp stp merci super top parfait bon bien accord daccord salut bonjour nice great cool
+    alright hello perfect
+    """
+QUESTION_WORDS: frozenset[str] = frozenset(_QUESTION_TEXT.split()) | STOP_WORDS
+"""Folded words that frame a question rather than say what it is about ("quel", "combien",
+"which", "between"), chat fillers ("svp", "nice") and stop words: a rewrite may add or drop
+them freely."""
 
 # Longest first; each needs a stem of at least 3 characters left.
 _SUFFIXES = (

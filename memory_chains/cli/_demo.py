@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     kb = open_knowledge_base(sample_kb_path(), settings, get_embeddings(settings))
     retriever = kb.as_retriever(k=args.k)
     rewriter = QueryRewriter(llm)
+    if rewriter.warm_in_background() is not None:
+        print("[le modèle se charge en arrière-plan]", file=sys.stderr)
     chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
     summary = []
     for scenario in chosen:

@@ -1,11 +1,17 @@
 """``memory-chains eval rewrite``: measure the follow-up rewriter.
 
-* ``--corpus C.jsonl --dataset D.jsonl``: retrieval with the rewrites (defaults: the dev set
-  shipped in the package; ``--set far`` picks the far-referent set instead);
+* ``--set dev|test`` (default ``dev``): the follow-up collection shipped in the package
+  (ten domains, French and English, written by people who saw neither the rewriter nor the
+  other sets, split by a hash of each id): retrieval hit@k over its corpus, mention rate,
+  ROUGE-1 recall / F1 and BLEU-4 against the human rewrites. Tune on ``dev``; report
+  ``test`` once. ``--set legacy`` / ``far``: the first sets shipped with the package.
+* ``--corpus C.jsonl --dataset D.jsonl``: your own follow-ups;
+* ``--cast PATH`` / ``--canard PATH``: the public English sets (TREC CAsT 2019 as converted
+  in ``cast2019_eval.jsonl``; CANARD's ``canard_dev.json``), scored against their manual
+  rewrites, the question copied as the baseline;
 * ``--entities rules``: feed each item's history to an entity memory (rule extractor, no
-  model call) and give its names to the rewriter (``--entities none``: without);
-* ``--strategy choice|free``: the model picks the referent (default) or writes the question;
-* ``--canard PATH``: ROUGE-1 recall and BLEU-4 against CANARD's human rewrites.
+  model call) and give its names to the rewriter;
+* ``--no-model``: rules only; ``--rules`` chooses the rule families (ablation).
 
 With ``--json`` the last line printed is one JSON object with every metric.
 """
@@ -19,44 +25,45 @@ from typing import Any
 
 from memory_chains.cli._eval_common import fmt, progress_printer
 
+_KEYS = (
+    "n", "hit@1", "hit@3", "mrr", "all_gold@3", "mention_rate", "raw_hit@1", "gold_hit@1",
+    "rouge1_recall", "rouge1_f1", "bleu4", "appended_rate", "secs_per_item", "median_secs",
+    "p95_secs", "model_calls_per_item", "model_rate", "fallback_rate",
+)  # fmt: skip
+_TEXT_KEYS = (
+    "n", "rouge1_recall", "rouge1_f1", "bleu4", "unchanged_rouge1_recall",
+    "unchanged_rouge1_f1", "unchanged_bleu4", "appended_rate", "secs_per_item",
+    "median_secs", "p95_secs", "model_calls_per_item", "model_rate",
+)  # fmt: skip
+
 
 def register(sub: Any) -> None:
     """Add ``rewrite`` to the ``eval`` subparsers."""
     parser: argparse.ArgumentParser = sub.add_parser(
         "rewrite",
-        help="measure the follow-up rewriter (retrieval dev set or CANARD)",
-        description="Measure the follow-up rewriter: retrieval hit@k over a corpus, or "
-        "ROUGE-1 recall / BLEU-4 against CANARD's human rewrites.",
+        help="measure the follow-up rewriter (follow-up collection, CAsT, CANARD)",
+        description="Measure the follow-up rewriter: retrieval hit@k over a corpus and "
+        "overlap with human rewrites (ROUGE-1 recall / F1, BLEU-4).",
     )
-    parser.add_argument("--corpus", help="corpus JSONL ({id, text}); default: shipped dev corpus")
+    parser.add_argument("--set", choices=("dev", "test", "legacy", "far"), default="dev",
+                        help="shipped follow-ups (default dev; report test once)")  # fmt: skip
+    parser.add_argument("--corpus", help="corpus JSONL ({id, text}); default: the set's corpus")
     parser.add_argument("--dataset", help="follow-ups JSONL; default: the shipped --set")
-    parser.add_argument(
-        "--set",
-        choices=("dev", "far"),
-        default="dev",
-        help="shipped follow-ups: dev (47 items) or far (referent > 1 exchange back)",
-    )
+    parser.add_argument("--cast", metavar="PATH", help="evaluate on TREC CAsT (JSONL) instead")
+    parser.add_argument("--canard", metavar="PATH", help="evaluate on canard_dev.json instead")
+    parser.add_argument("--limit", type=int, help="CAsT / CANARD: random sample of N questions")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument(
         "--entities",
         choices=("none", "rules"),
         default="none",
         help="entity memory for the rewriter: none, or rules (RuleEntityExtractor)",
     )
-    parser.add_argument(
-        "--strategy",
-        choices=("choice", "free"),
-        default="choice",
-        help="choice: the model picks the referent; free: it writes the whole question",
-    )
     parser.add_argument("--k", type=int, default=3, help="hit@k cut-off (default 3)")
-    parser.add_argument(
-        "--n-queries", type=int, default=1, choices=(1, 2, 3), help="search queries per item"
-    )
-    parser.add_argument("--no-model", action="store_true", help="deterministic fallback only")
-    parser.add_argument("--canard", metavar="PATH", help="evaluate on canard_dev.json instead")
-    parser.add_argument("--limit", type=int, help="CANARD: random sample of N questions")
-    parser.add_argument("--seed", type=int, default=0, help="CANARD sampling seed (default 0)")
-    parser.add_argument("--verbose", action="store_true", help="print every dev-set item")
+    parser.add_argument("--no-model", action="store_true", help="rules only, no model call")
+    parser.add_argument("--rules", help="comma-separated rule families (default: all; '' none)")
+    parser.add_argument("--verbose", action="store_true", help="print every item")
+    parser.add_argument("--save", metavar="FILE", help="write every item as JSON lines")
     parser.add_argument("--json", action="store_true", help="print the report as JSON last")
     parser.set_defaults(run=run)
 
@@ -65,44 +72,33 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation and print the report."""
     from memory_chains.config import load_settings
     from memory_chains.errors import InvalidInputError
-    from memory_chains.evaluation.rewrite import (
-        DEV_CORPUS,
-        DEV_DATASET,
-        FAR_DATASET,
-        evaluate_canard,
-        evaluate_rewrites,
-    )
+    from memory_chains.evaluation import rewrite as harness
     from memory_chains.providers import describe_providers, get_chat_model, get_embeddings
     from memory_chains.rewrite import QueryRewriter
+    from memory_chains.rewrite._rules import RULES
 
     if args.k < 1:
         raise InvalidInputError("--k must be at least 1")
     settings = load_settings()
+    rules = RULES if args.rules is None else tuple(r for r in args.rules.split(",") if r)
     llm = None if args.no_model else get_chat_model(settings)
-    rewriter = QueryRewriter(
-        llm, n_queries=args.n_queries, use_model=not args.no_model, strategy=args.strategy
-    )
+    rewriter = QueryRewriter(llm, use_model=not args.no_model, rules=rules)
     progress = progress_printer(sys.stderr.isatty())
     print(describe_providers(settings), file=sys.stderr)
+    warm = rewriter.warm()
+    if warm:
+        print(f"model warmed in {warm:.1f} s (not counted below)", file=sys.stderr)
     report: dict[str, Any]
-    if args.canard:
-        report = evaluate_canard(
-            args.canard, rewriter, limit=args.limit, seed=args.seed, progress=progress
+    if args.cast or args.canard:
+        rows = (
+            harness.cast_rows(args.cast, args.limit, args.seed)
+            if args.cast
+            else harness.canard_rows(args.canard, args.limit, args.seed)
         )
-        print(f"CANARD dev, questions after the first turn (n={report['n']}, seed={args.seed})")
-        print(f"{'':12}{'ROUGE-1 R':>11}{'BLEU-4':>9}")
-        print(f"{'rewriter':12}{fmt(report['rouge1_recall']):>11}{fmt(report['bleu4']):>9}")
-        print(
-            f"{'unchanged':12}{fmt(report['unchanged_rouge1_recall']):>11}"
-            f"{fmt(report['unchanged_bleu4']):>9}"
-        )
-        print(
-            f"secs/item {fmt(report['secs_per_item'])}, median {fmt(report['median_secs'])}, "
-            f"model calls/item {fmt(report['model_calls_per_item'])}, "
-            f"fallback rate {fmt(report['fallback_rate'])}"
-        )
+        report = harness.evaluate_references(rows, rewriter, progress=progress)
+        print(f"{'CAsT' if args.cast else 'CANARD'} follow-ups (n={report['n']})")
+        keys = _TEXT_KEYS
     else:
-        embeddings = get_embeddings(settings)
         entity_memory = None
         if args.entities == "rules":
             from memory_chains.entities import EntityTracker, RuleEntityExtractor
@@ -112,41 +108,46 @@ def run(args: argparse.Namespace) -> int:
             def entity_memory() -> EntityTracker:
                 return EntityTracker(extractor)
 
-        dataset = args.dataset or (FAR_DATASET if args.set == "far" else DEV_DATASET)
-        print(
-            f"dataset {dataset}, strategy {args.strategy}, entities {args.entities}",
-            file=sys.stderr,
-        )
-        report = evaluate_rewrites(
-            args.corpus or DEV_CORPUS,
+        legacy = args.set in ("legacy", "far")
+        shipped = {"legacy": harness.DEV_DATASET, "far": harness.FAR_DATASET}
+        dataset = args.dataset or shipped.get(args.set) or harness.FOLLOWUP_SETS[args.set]
+        corpus = args.corpus or (harness.DEV_CORPUS if legacy else harness.FOLLOWUP_CORPUS)
+        print(f"dataset {dataset}, rules {','.join(rules) or 'none'}", file=sys.stderr)
+        report = harness.evaluate_rewrites(
+            corpus,
             dataset,
             rewriter,
-            embeddings,
+            get_embeddings(settings),
             k=args.k,
             progress=progress,
             entity_memory=entity_memory,
         )
-        items = report.pop("items")
-        if args.verbose:
+        keys = tuple(key.replace("@3", f"@{args.k}") for key in _KEYS)
+    items = report.pop("items")
+    if args.verbose:
+        for item in items:
+            print(
+                f"{item['id']:>22} rank={item.get('rank', '-')} {item['method']:9} "
+                f"{item['question']!r} -> {item['standalone']!r}"
+                + (f"  [{item['error']}]" if item["error"] else "")
+            )
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as handle:
             for item in items:
-                print(
-                    f"{item['id']:>8} rank={item.get('rank', '-')} {item['method']:9} "
-                    f"{item['question']!r} -> {item['standalone']!r}"
-                    + (f"  [{item['error']}]" if item["error"] else "")
-                    + (f"  entities={item['entities']}" if item["entities"] else "")
-                )
-        keys = [
-            "n", "hit@1", f"hit@{args.k}", "mrr", "mention_rate", "raw_hit@1", "gold_hit@1",
-            "rouge1_recall", "median_secs", "median_model_secs", "secs_per_item",
-            "model_calls_per_item", "output_tokens_per_item", "template_rate", "fallback_rate",
-        ]  # fmt: skip
-        rows = [("all", report), *sorted(report["by_language"].items())]
-        widths = [max(len(key), 6) + 2 for key in keys]
-        print(f"{'':6}" + "".join(f"{key:>{w}}" for key, w in zip(keys, widths, strict=True)))
-        for name, values in rows:
-            cells = (f"{fmt(values.get(key)):>{w}}" for key, w in zip(keys, widths, strict=True))
-            print(f"{name:6}" + "".join(cells))
-        report["items"] = items
+                handle.write(json.dumps(item, ensure_ascii=False) + "\n")
+    _table(report, keys)
+    report["items"] = items
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     return 0
+
+
+def _table(report: dict[str, Any], keys: tuple[str, ...]) -> None:
+    rows = [("all", report)]
+    for group in ("by_language", "by_family"):
+        rows.extend(sorted(report.get(group, {}).items()))
+    widths = [max(len(key), 6) + 1 for key in keys]
+    print(f"{'':15}" + "".join(f"{key:>{w}}" for key, w in zip(keys, widths, strict=True)))
+    for name, values in rows:
+        cells = (f"{fmt(values.get(key)):>{w}}" for key, w in zip(keys, widths, strict=True))
+        print(f"{name:15}" + "".join(cells))

@@ -37,7 +37,7 @@ from langchain_core.messages import BaseMessage
 
 from memory_chains._folding import fold
 from memory_chains.errors import InvalidInputError
-from memory_chains.rewrite._detect import _ATTRIBUTES, analyse
+from memory_chains.rewrite import analyse
 
 __all__ = [
     "DEFAULT_SIMILARITY_THRESHOLD",
@@ -91,7 +91,15 @@ def _stem(word: str) -> str:
     return word.rstrip("sx")[:6]
 
 
-# "Quelle est la garantie ?": a question about an attribute of something unnamed
+# Nouns naming an attribute of something: "Quelle est la garantie ?" asks about a thing
+# it does not name.
+_ATTRIBUTES = (
+    "garantie|prix|tarif|tarifs|coût|durée|taille|poids|couleur|couleurs|autonomie|écran|"
+    "batterie|horaire|horaires|adresse|capacité|dimensions|version|modèle|processeur|mémoire|"
+    "stockage|note|avis|délai|délais|niveau|fréquence|"
+    "warranty|price|cost|size|weight|color|colour|battery|screen|schedule|address|capacity|"
+    "version|model|processor|memory|storage|rating|level|duration"
+)
 _ATTRIBUTE_STEMS = frozenset(_stem(fold(w)) for w in _ATTRIBUTES.split("|"))
 
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memory_chains._json import parse_json_object
 from memory_chains.entities._context import PriorityWeights, approx_tokens
 from memory_chains.entities._fold import fold, is_alias
 from memory_chains.entities._llm import LLMEntityExtractor
-from memory_chains.entities._repair import parse_json_object
 from memory_chains.entities._rules import RuleEntityExtractor
 from memory_chains.entities._state import EntityState
 from memory_chains.entities._tracker import EntityExtractor, EntityTracker, TurnReport

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memory_chains.entities._repair import parse_json_object
+from memory_chains._json import parse_json_object
 from memory_chains.entities._types import BUILTIN_RELATIONS, Extraction, Mention, RelationMention
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 

@@ -2,7 +2,9 @@
 
 * :func:`tokens`: lower-cased, punctuation-stripped unigrams (the tokenisation every metric
   here shares).
-* :func:`rouge1_recall`: clipped unigram recall of a candidate against one reference.
+* :func:`rouge1_recall`: clipped unigram recall of a candidate against one reference;
+  :func:`rouge1_f1`: its harmonic mean with the clipped unigram precision (charges for
+  added words).
 * :func:`bleu4`: corpus BLEU-4 (geometric mean of clipped 1..4-gram precisions, brevity
   penalty, no smoothing), reported on the usual 0-100 scale.
 * :func:`fold`: case- and accent-insensitive folding, for "must mention" checks.
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 
 from memory_chains._folding import fold
 
-__all__ = ["bleu4", "fold", "rouge1_recall", "tokens"]
+__all__ = ["bleu4", "fold", "rouge1_f1", "rouge1_recall", "tokens"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -53,6 +55,31 @@ def rouge1_recall(candidate: str, reference: str) -> float:
         return 0.0
     cand = Counter(tokens(candidate))
     return sum(min(n, cand[w]) for w, n in ref.items()) / total
+
+
+def rouge1_f1(candidate: str, reference: str) -> float:
+    """F1 of clipped unigram precision and recall of ``candidate`` against ``reference``.
+
+    Words the candidate adds lower the precision: appending an earlier question or a name
+    in parentheses costs here what it may gain in recall. Returns 0.0 when either text has
+    no word.
+
+    Example:
+        >>> rouge1_f1("the cat", "the cat sat")
+        0.8
+        >>> round(rouge1_f1("the cat sat (the cat)", "the cat sat"), 3)
+        0.75
+    """
+    ref = Counter(tokens(reference))
+    cand = Counter(tokens(candidate))
+    if not ref or not cand:
+        return 0.0
+    overlap = sum(min(n, cand[w]) for w, n in ref.items())
+    if not overlap:
+        return 0.0
+    precision = overlap / sum(cand.values())
+    recall = overlap / sum(ref.values())
+    return 2 * precision * recall / (precision + recall)
 
 
 def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:

@@ -1,35 +1,50 @@
 """Measuring a :class:`~memory_chains.rewrite.QueryRewriter`.
 
-:func:`evaluate_rewrites` runs the rewriter on follow-ups over a small corpus and checks
-that retrieval with the rewrite finds the gold passage (hit@1, hit@k, MRR) and that the
-rewrite names the referent (``must_mention``). :func:`evaluate_canard` compares rewrites with
-CANARD's human rewrites (ROUGE-1 recall, BLEU-4), next to the unchanged question.
+Two harnesses:
+
+* :func:`evaluate_rewrites`: follow-ups over a corpus. Retrieval with the rewrite's search
+  queries must find the gold passage (hit@1, hit@k, MRR; every gold passage of a comparison
+  in the top k), the rewrite must name the referent (``must_mention``), and, where a human
+  rewrite is given, the rewrite is scored against it (ROUGE-1 recall and F1, BLEU-4) beside
+  the question copied unchanged.
+* :func:`evaluate_references`: follow-ups with a human rewrite and no corpus (CANARD, TREC
+  CAsT): ROUGE-1 recall and F1 and BLEU-4, the question copied as the baseline
+  (:func:`canard_rows`, :func:`cast_rows` read the public files).
+
+Both count the rewrites that append something a person would not write
+(:func:`appended`: a parenthesis, or an earlier question pasted in) and time every rewrite.
+
+The follow-up collection (:data:`FOLLOWUP_CORPUS`, :data:`FOLLOWUP_SETS`) was written by
+people who saw neither the rewriter nor the other sets, over ten domains the package never
+used, and split into ``dev`` and ``test`` by a hash of each item's id when it was written
+(:func:`split_of`): tune on ``dev``, report ``test`` once.
 
 File formats (JSON lines):
 
 * corpus: ``{"id": str, "text": str}``
-* dataset: ``{"id", "history": [[role, text], ...], "question", "gold_doc"?,
-  "must_mention"?: [str, ...], "rewrite"?: str}``
+* dataset: ``{"id", "history": [[role, text], ...], "question", "gold_docs"?: [id, ...]
+  (or "gold_doc"?: id), "must_mention"?: [str, ...], "rewrite"?: str, "lang"?: "fr"|"en",
+  "family"?: str}``
 
 With ``entity_memory`` (a factory of fresh entity trackers), each item's history is first
 fed to a new tracker, one exchange at a time, and the rewriter gets
-:func:`~memory_chains.rewrite.entity_hints` for the question: the with/without comparison
-of issue #4 (:data:`FAR_DATASET` holds follow-ups whose referent is more than one
-exchange back, behind other names).
+:func:`~memory_chains.rewrite.entity_hints` for the question.
 
 Example:
     >>> from memory_chains.rewrite import QueryRewriter
     >>> from memory_chains.testing import HashEmbeddings
-    >>> report = evaluate_rewrites(DEV_CORPUS, DEV_DATASET, QueryRewriter(use_model=False),
-    ...                            HashEmbeddings(), k=3)
-    >>> report["n"] >= 40 and 0.0 <= report["hit@1"] <= 1.0
+    >>> report = evaluate_rewrites(FOLLOWUP_CORPUS, FOLLOWUP_SETS["dev"],
+    ...                            QueryRewriter(use_model=False), HashEmbeddings(), k=3)
+    >>> report["n"] >= 100 and 0.0 <= report["hit@1"] <= 1.0
     True
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -40,7 +55,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from memory_chains.errors import InvalidInputError
-from memory_chains.evaluation.metrics import bleu4, fold, rouge1_recall
+from memory_chains.evaluation.metrics import bleu4, fold, rouge1_f1, rouge1_recall
 from memory_chains.rewrite import (
     QueryRewriter,
     RewriteResult,
@@ -53,22 +68,52 @@ __all__ = [
     "DEV_CORPUS",
     "DEV_DATASET",
     "FAR_DATASET",
+    "FOLLOWUP_CORPUS",
+    "FOLLOWUP_SETS",
+    "appended",
+    "canard_history",
+    "canard_rows",
+    "cast_rows",
     "evaluate_canard",
+    "evaluate_references",
     "evaluate_rewrites",
     "feed_history",
     "read_jsonl",
+    "split_of",
 ]
 
 _DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
+FOLLOWUP_CORPUS = _DATA / "followups" / "corpus.jsonl"
+"""The follow-up collection's knowledge base: ten domains (bank, insurance, telecom,
+health, SaaS, real estate, public services, education…), sibling offers and aspects as
+distractors, French and English."""
+FOLLOWUP_SETS = {
+    "dev": _DATA / "followups" / "dev.jsonl",
+    "test": _DATA / "followups" / "test.jsonl",
+}
+"""The follow-up collection, by split (see :func:`split_of`)."""
 DEV_CORPUS = _DATA / "rewrite_dev_corpus.jsonl"
-"""The corpus shipped with the package (laptops, gym classes, shop policies, trips…)."""
+"""The first corpus shipped with the package (laptops, gym classes, shop policies, trips…),
+which the rewriter's earlier rules were tuned on."""
 DEV_DATASET = _DATA / "rewrite_dev.jsonl"
-"""The follow-ups shipped with the package, over :data:`DEV_CORPUS`."""
+"""The first follow-ups shipped with the package, over :data:`DEV_CORPUS` (``--set legacy``)."""
 FAR_DATASET = _DATA / "rewrite_far_referents.jsonl"
 """Follow-ups over :data:`DEV_CORPUS` whose referent was named more than one exchange back,
-with other names in between (some beyond the rewriter's default 6-message window)."""
+with other names in between (``--set far``)."""
 
 Progress = Callable[[int, int], None]
+
+
+def split_of(item_id: str) -> str:
+    """``"dev"`` or ``"test"``: the split an item belongs to, from a hash of its id.
+
+    Fixed when the item is written, so nobody chooses which items are held out.
+
+    Example:
+        >>> split_of("fr-bank-001") in ("dev", "test")
+        True
+    """
+    return "dev" if hashlib.sha256(item_id.encode("utf-8")).digest()[0] < 128 else "test"
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
@@ -95,6 +140,51 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+_WORDS = re.compile(r"\w+", re.UNICODE)
+
+
+_SENTENCES = re.compile(r"[^?!.]+[?!.]*")
+
+
+def _sentences(text: str) -> list[str]:
+    return [" ".join(_WORDS.findall(fold(s))) for s in _SENTENCES.findall(text) if s.strip()]
+
+
+def appended(rewrite: str, question: str, history: Sequence[tuple[str, str]]) -> str | None:
+    """What ``rewrite`` appends that no person would write, or ``None``.
+
+    ``"parenthesis"``: a parenthesis the question did not have ("Et la garantie ? (Dell)");
+    ``"pasted question"``: more sentences than the question has, one of them an earlier
+    user turn (of four words or more) copied whole. An elliptic question completed from
+    the one it continues ("Et pour le samedi ?" → "Quels sont les horaires du cours de
+    Pilates pour le samedi ?") is one sentence, and not counted.
+
+    Example:
+        >>> h = [("user", "What is throat cancer?")]
+        >>> appended("Is it treatable? (throat cancer)", "Is it treatable?", h)
+        'parenthesis'
+        >>> appended("What is throat cancer? Is it treatable?", "Is it treatable?", h)
+        'pasted question'
+        >>> appended("Is throat cancer treatable?", "Is it treatable?", h) is None
+        True
+    """
+    if "(" in rewrite and "(" not in question:
+        return "parenthesis"
+    parts = _sentences(rewrite)
+    if len(parts) <= len(_sentences(question)):
+        return None
+    earlier = {
+        turn
+        for role, text in history
+        if role == "user"
+        for turn in _sentences(text)
+        if len(turn.split()) >= 4
+    }
+    if any(turn in part for part in parts for turn in earlier):
+        return "pasted question"
+    return None
+
+
 def _require(row: dict[str, Any], key: str, kind: type, where: str) -> Any:
     value = row.get(key)
     if not isinstance(value, kind):
@@ -102,12 +192,11 @@ def _require(row: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
-def _rank(matrix: np.ndarray, ids: Sequence[str], vectors: list[list[float]]) -> list[list[str]]:
-    rankings = []
-    for vector in vectors:
-        scores = matrix @ np.asarray(vector, dtype=np.float32)
-        rankings.append([ids[i] for i in np.argsort(-scores, kind="stable")])
-    return rankings
+def _gold_docs(row: dict[str, Any], where: str) -> list[str]:
+    gold = row.get("gold_docs", [row["gold_doc"]] if "gold_doc" in row else [])
+    if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
+        raise InvalidInputError(f"{where}: gold_docs must be a list of corpus ids")
+    return gold
 
 
 def _normalised(vectors: list[list[float]]) -> np.ndarray:
@@ -116,12 +205,25 @@ def _normalised(vectors: list[list[float]]) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def _retrieve(
-    matrix: np.ndarray, ids: Sequence[str], emb: Embeddings, queries: Sequence[str]
-) -> list[str]:
-    vectors = _normalised([emb.embed_query(q) for q in queries]).tolist()
-    rankings = _rank(matrix, ids, vectors)
-    return rankings[0] if len(rankings) == 1 else fuse_rankings(rankings)
+class _Retriever:
+    """Cosine retrieval over a corpus embedded once; several queries fused by RRF."""
+
+    def __init__(self, ids: Sequence[str], texts: Sequence[str], embeddings: Embeddings):
+        self.ids = list(ids)
+        self.embeddings = embeddings
+        self.matrix = _normalised(embeddings.embed_documents(list(texts)))
+        self._cache: dict[str, list[str]] = {}
+
+    def rank(self, query: str) -> list[str]:
+        if query not in self._cache:
+            vector = _normalised([self.embeddings.embed_query(query)])[0]
+            scores = self.matrix @ vector
+            self._cache[query] = [self.ids[i] for i in np.argsort(-scores, kind="stable")]
+        return self._cache[query]
+
+    def retrieve(self, queries: Sequence[str]) -> list[str]:
+        rankings = [self.rank(q) for q in queries]
+        return rankings[0] if len(rankings) == 1 else fuse_rankings(rankings)
 
 
 def feed_history(tracker: Any, history: Sequence[tuple[str, str]]) -> Any:
@@ -154,6 +256,21 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
+def _p95(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 4)
+
+
+def _text_scores(item: dict[str, Any], standalone: str, question: str, reference: str) -> None:
+    item["reference"] = reference
+    item["rouge1_recall"] = rouge1_recall(standalone, reference)
+    item["rouge1_f1"] = rouge1_f1(standalone, reference)
+    item["unchanged_rouge1_recall"] = rouge1_recall(question, reference)
+    item["unchanged_rouge1_f1"] = rouge1_f1(question, reference)
+
+
 def evaluate_rewrites(
     corpus_path: str | Path,
     dataset_path: str | Path,
@@ -167,21 +284,16 @@ def evaluate_rewrites(
     """Rewrite every follow-up of ``dataset_path`` and retrieve over ``corpus_path``.
 
     Retrieval is cosine similarity over the corpus embedded once (``embed_documents``);
-    each query is embedded with ``embed_query``; several queries (``n_queries > 1``) are
-    merged by reciprocal rank fusion. ``entity_memory`` returns a fresh entity tracker per
-    item (see the module docstring).
+    each query is embedded with ``embed_query``; a rewrite's several queries
+    (:attr:`~memory_chains.rewrite.RewriteResult.queries`) are merged by reciprocal rank
+    fusion. An item's rank is the best rank of its gold passages.
 
     Returns:
-        ``n``, ``hit@1``, ``hit@{k}``, ``mrr``, ``mention_rate``, ``raw_hit@1`` (the
-        question as asked), ``gold_hit@1`` (human rewrites, when given), ``rouge1_recall``
-        (against human rewrites, when given), ``secs_per_item``, ``median_secs``,
-        ``model_calls_per_item``, ``output_tokens_per_item``, ``median_model_secs``
-        (items that called the model), ``unchanged_rate``, ``template_rate``,
-        ``fallback_rate``, ``by_language``
-        (the same retrieval metrics per language) and ``items`` (one row per follow-up).
+        The metrics of :func:`summarise` over all items, ``by_language`` and ``by_family``
+        (the same per group) and ``items`` (one row per follow-up).
 
     Raises:
-        InvalidInputError: a file is missing or malformed, ``k < 1``, or a ``gold_doc`` is
+        InvalidInputError: a file is missing or malformed, ``k < 1``, or a gold passage is
             not in the corpus.
     """
     if k < 1:
@@ -194,95 +306,191 @@ def evaluate_rewrites(
     dataset = read_jsonl(dataset_path)
     known = set(ids)
     for row in dataset:
-        gold = row.get("gold_doc")
-        if gold is not None and gold not in known:
-            raise InvalidInputError(f"{dataset_path}:{row.get('id')}: unknown gold_doc {gold!r}")
-    matrix = _normalised(embeddings.embed_documents(texts))
+        for gold in _gold_docs(row, f"{dataset_path}:{row.get('id')}"):
+            if gold not in known:
+                raise InvalidInputError(
+                    f"{dataset_path}:{row.get('id')}: unknown gold_doc {gold!r}"
+                )
+    retriever = _Retriever(ids, texts, embeddings)
 
     items: list[dict[str, Any]] = []
     for index, row in enumerate(dataset):
         where = f"{dataset_path}:{row.get('id', index)}"
         question = _require(row, "question", str, where)
-        history = [tuple(turn) for turn in _require(row, "history", list, where)]
+        history = [(str(r), str(t)) for r, t in _require(row, "history", list, where)]
         hints: list[str] = []
         if entity_memory is not None:
             hints = entity_hints(feed_history(entity_memory(), history), question)
         result: RewriteResult = rewriter.rewrite(question, history, entities=hints)
-        item: dict[str, Any] = {
-            "id": row.get("id", str(index)),
-            "language": detect_language(question),
-            "question": question,
-            "standalone": result.standalone,
-            "method": result.method,
-            "model_calls": result.model_calls,
-            "output_tokens": result.output_tokens,
-            "entities": hints,
-            "secs": round(result.latency_s, 4),
-            "error": result.error,
-        }
-        gold = row.get("gold_doc")
-        if gold is not None:
-            ranking = _retrieve(matrix, ids, embeddings, result.queries)
-            rank = ranking.index(gold) + 1
+        item = _item(row, index, question, history, result)
+        item["entities"] = hints
+        gold = _gold_docs(row, where)
+        if gold:
+            ranking = retriever.retrieve(result.queries)
+            ranks = [ranking.index(g) + 1 for g in gold]
             item.update(
-                rank=rank,
-                raw_rank=_retrieve(matrix, ids, embeddings, [question]).index(gold) + 1,
+                rank=min(ranks),
+                ranks=ranks,
+                raw_rank=min(retriever.rank(question).index(g) + 1 for g in gold),
             )
             if isinstance(row.get("rewrite"), str):
-                gold_ranking = _retrieve(matrix, ids, embeddings, [row["rewrite"]])
-                item["gold_rank"] = gold_ranking.index(gold) + 1
+                gold_ranking = retriever.rank(row["rewrite"])
+                item["gold_rank"] = min(gold_ranking.index(g) + 1 for g in gold)
         mentions = row.get("must_mention")
         if mentions:
             folded = fold(result.standalone)
             item["mentioned"] = all(fold(m) in folded for m in mentions)
         if isinstance(row.get("rewrite"), str):
-            item["rouge1_recall"] = rouge1_recall(result.standalone, row["rewrite"])
+            _text_scores(item, result.standalone, question, row["rewrite"])
         items.append(item)
         if progress is not None:
             progress(index + 1, len(dataset))
+    return _report(items, k)
 
-    report = _summary(items, k)
-    languages = sorted({item["language"] for item in items})
-    report["by_language"] = {
-        lang: _summary([i for i in items if i["language"] == lang], k) for lang in languages
+
+def _item(
+    row: dict[str, Any],
+    index: int,
+    question: str,
+    history: Sequence[tuple[str, str]],
+    result: RewriteResult,
+) -> dict[str, Any]:
+    language = row.get("lang") or detect_language(question)
+    return {
+        "id": row.get("id", str(index)),
+        "language": language,
+        "family": row.get("family", ""),
+        "question": question,
+        "standalone": result.standalone,
+        "queries": list(result.queries),
+        "method": result.method,
+        "model_calls": result.model_calls,
+        "output_tokens": result.output_tokens,
+        "secs": round(result.latency_s, 4),
+        "error": result.error,
+        "appended": appended(result.standalone, question, history),
     }
+
+
+def _report(items: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    report = summarise(items, k)
+    for key, field in (("by_language", "language"), ("by_family", "family")):
+        groups = sorted({item[field] for item in items if item[field]})
+        if groups:
+            report[key] = {g: summarise([i for i in items if i[field] == g], k) for g in groups}
     report["items"] = items
     return report
 
 
-def _summary(items: list[dict[str, Any]], k: int) -> dict[str, Any]:
+def summarise(items: list[dict[str, Any]], k: int = 3) -> dict[str, Any]:
+    """The metrics of evaluated items (rows of :func:`evaluate_rewrites` or
+    :func:`evaluate_references`).
+
+    ``n``; retrieval: ``hit@1``, ``hit@{k}``, ``mrr``, ``all_gold@{k}`` (items with several
+    gold passages: all of them in the top k), ``raw_hit@1`` (the question as asked),
+    ``gold_hit@1`` (the human rewrite); ``mention_rate``; against the human rewrite:
+    ``rouge1_recall``, ``rouge1_f1``, ``bleu4`` and the same for the question copied
+    (``unchanged_…``); ``appended_rate`` (:func:`appended`); time: ``secs_per_item``
+    (mean), ``median_secs``, ``p95_secs``, ``model_calls_per_item``,
+    ``output_tokens_per_item``; methods: ``unchanged_rate``, ``template_rate``,
+    ``model_rate``, ``fallback_rate``.
+
+    Example:
+        >>> summarise([{"rank": 1, "raw_rank": 2, "secs": 0.5, "model_calls": 1,
+        ...             "method": "model", "appended": None}])["hit@1"]
+        1.0
+    """
     ranked = [i for i in items if "rank" in i]
+    multi = [i for i in ranked if len(i.get("ranks", ())) > 1]
     secs = [i["secs"] for i in items]
     gold = [i for i in ranked if "gold_rank" in i]
     mention = [i["mentioned"] for i in items if "mentioned" in i]
-    rouge = [i["rouge1_recall"] for i in items if "rouge1_recall" in i]
-    model_secs = [i["secs"] for i in items if i["model_calls"]]
+    scored = [i for i in items if "reference" in i]
+
+    def methods(name: str) -> float | None:
+        return _mean([float(i["method"] == name) for i in items])
+
     return {
         "n": len(items),
         "hit@1": _mean([float(i["rank"] == 1) for i in ranked]),
         f"hit@{k}": _mean([float(i["rank"] <= k) for i in ranked]),
         "mrr": _mean([1.0 / i["rank"] for i in ranked]),
-        "mention_rate": _mean([float(m) for m in mention]),
+        f"all_gold@{k}": _mean([float(max(i["ranks"]) <= k) for i in multi]),
         "raw_hit@1": _mean([float(i["raw_rank"] == 1) for i in ranked]),
         "gold_hit@1": _mean([float(i["gold_rank"] == 1) for i in gold]),
-        "rouge1_recall": _mean(rouge),
+        "mention_rate": _mean([float(m) for m in mention]),
+        "rouge1_recall": _mean([i["rouge1_recall"] for i in scored]),
+        "rouge1_f1": _mean([i["rouge1_f1"] for i in scored]),
+        "bleu4": round(
+            bleu4([i["standalone"] for i in scored], [i["reference"] for i in scored]), 2
+        )
+        if scored
+        else None,
+        "unchanged_rouge1_recall": _mean([i["unchanged_rouge1_recall"] for i in scored]),
+        "unchanged_rouge1_f1": _mean([i["unchanged_rouge1_f1"] for i in scored]),
+        "unchanged_bleu4": round(
+            bleu4([i["question"] for i in scored], [i["reference"] for i in scored]), 2
+        )
+        if scored
+        else None,
+        "appended_rate": _mean([float(i.get("appended") is not None) for i in items]),
         "secs_per_item": _mean(secs),
         "median_secs": round(statistics.median(secs), 4) if secs else None,
-        "median_model_secs": round(statistics.median(model_secs), 4) if model_secs else None,
+        "p95_secs": _p95(secs),
         "model_calls_per_item": _mean([float(i["model_calls"]) for i in items]),
         "output_tokens_per_item": _mean([float(i.get("output_tokens", 0)) for i in items]),
-        "unchanged_rate": _mean([float(i["method"] == "unchanged") for i in items]),
-        "template_rate": _mean([float(i["method"] == "template") for i in items]),
-        "fallback_rate": _mean([float(i["method"] == "fallback") for i in items]),
+        "unchanged_rate": methods("unchanged"),
+        "template_rate": methods("template"),
+        "model_rate": methods("model"),
+        "fallback_rate": methods("fallback"),
     }
+
+
+Row = tuple[str, list[tuple[str, str]], str, str]
+"""One scored follow-up: ``(id, history, question, human rewrite)``."""
+
+
+def evaluate_references(
+    rows: Sequence[Row],
+    rewriter: QueryRewriter,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Rewrite every follow-up of ``rows`` and score it against its human rewrite.
+
+    Returns:
+        The text metrics of :func:`summarise` (ROUGE-1 recall and F1, BLEU-4, the question
+        copied as the baseline, ``appended_rate``, times and methods), ``by_language``,
+        ``wall_secs`` and ``items``.
+    """
+    items: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    for index, (item_id, history, question, reference) in enumerate(rows):
+        result = rewriter.rewrite(question, history)
+        item = _item({"id": item_id}, index, question, history, result)
+        _text_scores(item, result.standalone, question, reference)
+        items.append(item)
+        if progress is not None:
+            progress(index + 1, len(rows))
+    report = _report(items, 1)
+    report["wall_secs"] = round(time.perf_counter() - started, 2)
+    return report
+
+
+def _sample(rows: list[Row], limit: int | None, seed: int) -> list[Row]:
+    if limit is not None and limit < 1:
+        raise InvalidInputError(f"limit must be >= 1, got {limit}")
+    if limit is not None and limit < len(rows):
+        return random.Random(seed).sample(rows, limit)
+    return rows
 
 
 def canard_history(turns: Sequence[str]) -> list[tuple[str, str]]:
     """CANARD's ``History`` (title, section, then Q/A alternating) as chat turns.
 
     The article's title and section are one opening user turn, ``"Title: Section"``: what
-    the user said the conversation is about (the rewriter's conversation subject); then
-    questions are user turns and answers assistant turns.
+    the user said the conversation is about; then questions are user turns and answers
+    assistant turns.
 
     Example:
         >>> canard_history(["Frank Zappa", "Disbandment", "Who left?", "Ray Collins"])
@@ -296,6 +504,55 @@ def canard_history(turns: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
+def canard_rows(path: str | Path, limit: int | None = None, seed: int = 0) -> list[Row]:
+    """CANARD's questions after the first turn (``canard_dev.json``), optionally a random
+    sample of ``limit`` of them (``random.Random(seed)``).
+
+    Raises:
+        InvalidInputError: the file is missing or not CANARD-shaped, or ``limit < 1``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"no such file: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows: list[Row] = [
+            (
+                f"canard-{index}",
+                canard_history(list(r["History"])),
+                str(r["Question"]),
+                str(r["Rewrite"]),
+            )
+            for index, r in enumerate(data)
+            if len(r["History"]) > 2
+        ]
+    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        raise InvalidInputError(f"{path} is not a CANARD file: {exc}") from exc
+    return _sample(rows, limit, seed)
+
+
+def cast_rows(path: str | Path, limit: int | None = None, seed: int = 0) -> list[Row]:
+    """TREC CAsT follow-ups (JSON lines of ``id``, ``history``, ``question``, ``rewrite``,
+    as in ``cast2019_eval.jsonl``), optionally a random sample of ``limit``.
+
+    Raises:
+        InvalidInputError: the file is missing or a line lacks a field, or ``limit < 1``.
+    """
+    rows: list[Row] = []
+    for row in read_jsonl(path):
+        where = f"{path}:{row.get('id')}"
+        history = [(str(r), str(t)) for r, t in _require(row, "history", list, where)]
+        rows.append(
+            (
+                str(row.get("id", len(rows))),
+                history,
+                str(_require(row, "question", str, where)).strip(),
+                str(_require(row, "rewrite", str, where)).strip(),
+            )
+        )
+    return _sample(rows, limit, seed)
+
+
 def evaluate_canard(
     path: str | Path,
     rewriter: QueryRewriter,
@@ -304,67 +561,9 @@ def evaluate_canard(
     *,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Compare rewrites with CANARD's human rewrites on questions after the first turn.
-
-    Args:
-        path: ``canard_dev.json`` (a JSON list of ``History``/``Question``/``Rewrite``).
-        rewriter: the rewriter to measure.
-        limit: evaluate a random sample of this many questions (``random.Random(seed)``);
-            ``None`` evaluates them all.
-        seed: sampling seed.
-
-    Returns:
-        ``n``, ``rouge1_recall``, ``bleu4`` (ours), ``unchanged_rouge1_recall``,
-        ``unchanged_bleu4`` (the question copied, same sample), ``secs_per_item``,
-        ``median_secs``, ``model_calls_per_item``, ``fallback_rate``.
+    """:func:`evaluate_references` on CANARD's questions after the first turn.
 
     Raises:
         InvalidInputError: the file is missing or not CANARD-shaped, or ``limit < 1``.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"no such file: {path}")
-    if limit is not None and limit < 1:
-        raise InvalidInputError(f"limit must be >= 1, got {limit}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        rows = [
-            (list(r["History"]), str(r["Question"]), str(r["Rewrite"]))
-            for r in data
-            if len(r["History"]) > 2
-        ]
-    except (json.JSONDecodeError, TypeError, KeyError) as exc:
-        raise InvalidInputError(f"{path} is not a CANARD file: {exc}") from exc
-    if limit is not None and limit < len(rows):
-        rows = random.Random(seed).sample(rows, limit)
-    ours: list[str] = []
-    secs: list[float] = []
-    calls = fallbacks = 0
-    started = time.perf_counter()
-    for index, (history, question, _) in enumerate(rows):
-        result = rewriter.rewrite(question, canard_history(history))
-        ours.append(result.standalone)
-        secs.append(result.latency_s)
-        calls += result.model_calls
-        fallbacks += result.method == "fallback"
-        if progress is not None:
-            progress(index + 1, len(rows))
-    questions = [q for _, q, _ in rows]
-    references = [r for _, _, r in rows]
-    n = len(rows)
-    return {
-        "n": n,
-        "rouge1_recall": _mean(
-            [rouge1_recall(c, r) for c, r in zip(ours, references, strict=True)]
-        ),
-        "bleu4": round(bleu4(ours, references), 2) if n else None,
-        "unchanged_rouge1_recall": _mean(
-            [rouge1_recall(q, r) for q, r in zip(questions, references, strict=True)]
-        ),
-        "unchanged_bleu4": round(bleu4(questions, references), 2) if n else None,
-        "secs_per_item": _mean(secs),
-        "median_secs": round(statistics.median(secs), 4) if secs else None,
-        "model_calls_per_item": round(calls / n, 4) if n else None,
-        "fallback_rate": round(fallbacks / n, 4) if n else None,
-        "wall_secs": round(time.perf_counter() - started, 2),
-    }
+    return evaluate_references(canard_rows(path, limit, seed), rewriter, progress=progress)

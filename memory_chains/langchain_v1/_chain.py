@@ -32,12 +32,12 @@ from langchain_core.runnables.utils import AddableDict
 from memory_chains.errors import InvalidInputError
 from memory_chains.langchain_v1._memories import Memories, MemoryView
 from memory_chains.langchain_v1._steps import (
-    arewrite_question,
+    arewrite_queries,
     check_question,
     format_documents,
-    rewrite_question,
+    rewrite_queries,
 )
-from memory_chains.rag import ANSWER_TAG, normalise_history
+from memory_chains.rag import ANSWER_TAG, aretrieve_queries, normalise_history, retrieve_queries
 
 __all__ = ["build_lcel_chain", "history_aware_retriever"]
 
@@ -148,11 +148,17 @@ def build_lcel_chain(
         question = _question(inputs)
         return {"question": question, "view": await memories.aview(question)}
 
-    def rewrite(x: dict[str, Any]) -> str:
-        return rewrite_question(rewriter, x["view"])
+    def rewrite(x: dict[str, Any]) -> tuple[str, ...]:
+        return rewrite_queries(rewriter, x["view"])
 
-    async def arewrite(x: dict[str, Any]) -> str:
-        return await arewrite_question(rewriter, x["view"])
+    async def arewrite(x: dict[str, Any]) -> tuple[str, ...]:
+        return await arewrite_queries(rewriter, x["view"])
+
+    def search(x: dict[str, Any]) -> list[Any]:
+        return retrieve_queries(retriever, x["queries"])
+
+    async def asearch(x: dict[str, Any]) -> list[Any]:
+        return await aretrieve_queries(retriever, x["queries"])
 
     def answer_inputs(x: dict[str, Any]) -> dict[str, str]:
         view: MemoryView = x["view"]
@@ -181,13 +187,13 @@ def build_lcel_chain(
     chain = (
         RunnableLambda(load, afunc=aload).with_config(run_name="load_memory")
         | RunnablePassthrough.assign(
-            rewritten_question=RunnableLambda(rewrite, afunc=arewrite).with_config(
-                run_name="rewrite_question"
-            )
+            queries=RunnableLambda(rewrite, afunc=arewrite).with_config(run_name="rewrite_question")
         )
         | RunnablePassthrough.assign(
-            context=(lambda x: x["rewritten_question"])
-            | retriever.with_config(run_name="retrieve_documents")
+            rewritten_question=lambda x: x["queries"][0],
+            context=RunnableLambda(search, afunc=asearch).with_config(
+                run_name="retrieve_documents"
+            ),
         )
         | RunnablePassthrough.assign(answer=RunnableLambda(answer_inputs) | answer)
         | RunnableGenerator(record, arecord, name="record_in_memory")
@@ -232,8 +238,9 @@ def history_aware_retriever(
         >>> echo = RunnableLambda(lambda q: [Document(q)])
         >>> r = history_aware_retriever(echo, QueryRewriter(use_model=False))
         >>> history = [("human", "Parle-moi de l'ASUS ROG Strix G15."), ("ai", "Très bon choix.")]
-        >>> r.invoke({"input": "Et la carte graphique ?", "chat_history": history})[0].page_content
-        "Et la carte graphique d'ASUS ROG Strix G15 ?"
+        >>> docs = r.invoke({"input": "Et la carte graphique ?", "chat_history": history})
+        >>> [d.page_content for d in docs]  # no model: the question (fused with the last turn)
+        ['Et la carte graphique ?']
     """
     memories = (
         None if memory is None else memory if isinstance(memory, Memories) else Memories(memory)
@@ -252,14 +259,13 @@ def history_aware_retriever(
             return await memories.aview(_question(inputs))
         return view(inputs)
 
-    def rewrite(v: MemoryView) -> str:
-        return rewrite_question(rewriter, v)
+    def search(v: MemoryView) -> list[Any]:
+        return retrieve_queries(retriever, rewrite_queries(rewriter, v))
 
-    async def arewrite(v: MemoryView) -> str:
-        return await arewrite_question(rewriter, v)
+    async def asearch(v: MemoryView) -> list[Any]:
+        return await aretrieve_queries(retriever, await arewrite_queries(rewriter, v))
 
     return (
         RunnableLambda(view, afunc=aview)
-        | RunnableLambda(rewrite, afunc=arewrite).with_config(run_name="rewrite_question")
-        | retriever
+        | RunnableLambda(search, afunc=asearch).with_config(run_name="rewrite_and_retrieve")
     ).with_config(run_name="history_aware_retriever")

@@ -35,11 +35,12 @@ from langgraph.runtime import Runtime
 from memory_chains.errors import InvalidInputError, MemoryChainsError, ModelCallError
 from memory_chains.langchain_v1._memories import Memories, MemoryView, history_messages
 from memory_chains.langchain_v1._steps import (
-    arewrite_question,
+    arewrite_queries,
     check_question,
     format_documents,
-    rewrite_question,
+    rewrite_queries,
 )
+from memory_chains.rag import aretrieve_queries, retrieve_queries
 
 __all__ = ["MemoryMiddleware", "MemoryState"]
 
@@ -152,9 +153,9 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         if question is None:
             return None
         view = self.memories.view(question)
-        rewritten = rewrite_question(self.rewriter, view)
-        docs = self.retriever.invoke(rewritten) if self.retriever is not None else None
-        return self._prepared(view, rewritten, docs)
+        queries = rewrite_queries(self.rewriter, view)
+        docs = retrieve_queries(self.retriever, queries) if self.retriever is not None else None
+        return self._prepared(view, queries[0], docs)
 
     async def abefore_agent(
         self, state: MemoryState, runtime: Runtime[Any]
@@ -163,9 +164,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         if question is None:
             return None
         view = await self.memories.aview(question)
-        rewritten = await arewrite_question(self.rewriter, view)
-        docs = await self.retriever.ainvoke(rewritten) if self.retriever is not None else None
-        return self._prepared(view, rewritten, docs)
+        queries = await arewrite_queries(self.rewriter, view)
+        docs = (
+            await aretrieve_queries(self.retriever, queries) if self.retriever is not None else None
+        )
+        return self._prepared(view, queries[0], docs)
 
     def _prepared(
         self, view: MemoryView, rewritten: str, docs: list[Document] | None

@@ -29,10 +29,10 @@ from memory_chains.rag._validate import validate_question
 
 __all__ = [
     "ANSWER_INSTRUCTIONS",
-    "arewrite_question",
+    "arewrite_queries",
     "check_question",
     "format_documents",
-    "rewrite_question",
+    "rewrite_queries",
 ]
 
 ANSWER_INSTRUCTIONS: str = str(QA_PROMPT.messages[0].prompt.template)  # type: ignore[union-attr]
@@ -49,28 +49,33 @@ def check_question(value: Any) -> str:
     return validate_question(value, empty_hint="pass a non-empty 'input' or 'question'")
 
 
-def rewrite_question(rewriter: Any, view: MemoryView) -> str:
-    """The standalone form of ``view.question``.
+def _queries(result: Any) -> tuple[str, ...]:
+    standalone = str(result.standalone)
+    return tuple(getattr(result, "queries", ()) or (standalone,))
 
-    Unchanged, with no rewriter call, without a rewriter or without history (as
+
+def rewrite_queries(rewriter: Any, view: MemoryView) -> tuple[str, ...]:
+    """The search queries for ``view.question``: its standalone form first, then one per
+    compared thing, or the conversation when the rewrite is not trusted.
+
+    Only the question, with no rewriter call, without a rewriter or without history (as
     ``create_history_aware_retriever`` does).
 
     Example:
-        >>> rewrite_question(None, MemoryView("Et le samedi ?"))
-        'Et le samedi ?'
+        >>> rewrite_queries(None, MemoryView("Et le samedi ?"))
+        ('Et le samedi ?',)
     """
     if rewriter is None or not view.turns:
-        return view.question
-    result = rewriter.rewrite(view.question, view.turns, entities=view.entity_names)
-    return str(result.standalone)
+        return (view.question,)
+    return _queries(rewriter.rewrite(view.question, view.turns, entities=view.entity_names))
 
 
-async def arewrite_question(rewriter: Any, view: MemoryView) -> str:
-    """Async :func:`rewrite_question` (the rewriter's own async model call)."""
+async def arewrite_queries(rewriter: Any, view: MemoryView) -> tuple[str, ...]:
+    """Async :func:`rewrite_queries` (the rewriter's own async model call)."""
     if rewriter is None or not view.turns:
-        return view.question
+        return (view.question,)
     result = await rewriter.arewrite(view.question, view.turns, entities=view.entity_names)
-    return str(result.standalone)
+    return _queries(result)
 
 
 def format_documents(docs: Sequence[Document]) -> str:

@@ -17,11 +17,12 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from memory_chains.langchain_v1._memories import as_memories
 from memory_chains.langchain_v1._steps import (
-    arewrite_question,
+    arewrite_queries,
     check_question,
     format_documents,
-    rewrite_question,
+    rewrite_queries,
 )
+from memory_chains.rag import aretrieve_queries, retrieve_queries
 
 __all__ = ["make_retrieval_tool"]
 
@@ -63,18 +64,18 @@ def make_retrieval_tool(
         >>> echo = RunnableLambda(lambda q: [Document(q, metadata={"source": "kb.md"})])
         >>> tool = make_retrieval_tool(echo, QueryRewriter(use_model=False), memory)
         >>> tool.invoke({"query": "Et la carte graphique ?"})
-        "[kb.md] Et la carte graphique d'ASUS ROG Strix G15 ?"
+        '[kb.md] Et la carte graphique ?'
     """
     memories = as_memories(memory)
 
     def search(query: str) -> tuple[str, list[Document]]:
         view = memories.view(check_question(query))
-        docs = list(retriever.invoke(rewrite_question(rewriter, view)))
+        docs = retrieve_queries(retriever, rewrite_queries(rewriter, view))
         return format_documents(docs), docs
 
     async def asearch(query: str) -> tuple[str, list[Document]]:
         view = await memories.aview(check_question(query))
-        docs = list(await retriever.ainvoke(await arewrite_question(rewriter, view)))
+        docs = await aretrieve_queries(retriever, await arewrite_queries(rewriter, view))
         return format_documents(docs), docs
 
     return StructuredTool.from_function(

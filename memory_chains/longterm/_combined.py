@@ -38,9 +38,9 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_chains._json import parse_json_object
 from memory_chains.entities._llm import _TYPE_HINTS, LLMEntityExtractor
 from memory_chains.entities._llm import _Prompt as _EntityPrompt
-from memory_chains.entities._repair import parse_json_object
 from memory_chains.entities._tracker import _turn_text as _entity_turn_text
 from memory_chains.entities._types import (
     BUILTIN_RELATIONS,

@@ -5,7 +5,7 @@ The model answers one JSON object (constrained by a JSON schema passed as
 (instructions and three short few-shot exchanges, French and English) comes first and is
 identical between calls so that llama.cpp reuses its KV cache; only the turn and the slot
 keys already known are new. An answer that is not usable JSON is repaired
-(:func:`~memory_chains.entities._repair.parse_json_object`), else the call is retried
+(:func:`~memory_chains._json.parse_json_object`), else the call is retried
 once, else :class:`~memory_chains.errors.MalformedOutputError` is raised with the raw
 answer: the turn is never silently dropped. A failing model raises
 :class:`~memory_chains.errors.ModelCallError`.
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from memory_chains._folding import fold
+from memory_chains._json import parse_json_object
 from memory_chains._language import language_votes
-from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains.longterm._facts import FactCandidate

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_chains._folding import has_word
+from memory_chains._json import parse_json_object
 from memory_chains._language import detect_language
 from memory_chains._terms import terms
-from memory_chains.entities._repair import parse_json_object
 from memory_chains.errors import MalformedOutputError
 from memory_chains.memory._text import TokenCounter
 from memory_chains.stores import Turn

@@ -103,6 +103,7 @@ def build_chain(
     entity_source: Any = None,
     entity_hints: bool = True,
     qa_prompt: Any = None,
+    warm: bool = True,
 ) -> Any:
     """Build a ``ConversationalRetrievalChain`` with our rewriter and a checked memory.
 
@@ -122,10 +123,14 @@ def build_chain(
         entity_hints: False to give the rewriter no entity names unless ``entity_source``
             is passed.
         qa_prompt: a prompt with ``context``, ``chat_history`` and ``question`` variables.
+        warm: load the embedded model and process the rewriter's fixed prompt in a
+            background thread now (:meth:`~memory_chains.rewrite.QueryRewriter.warm`), so
+            that the first follow-up does not pay for it; nothing happens for a remote model.
 
     Returns:
         A ``ConversationalRetrievalChain`` returning ``answer``, ``source_documents`` and
-        ``generated_question``.
+        ``generated_question``; its retrieval runs every search query of the rewrite and
+        fuses them (one per compared thing).
 
     Raises:
         ConfigurationError: the memory's keys do not fit the chain.
@@ -146,6 +151,8 @@ def build_chain(
         rewriter = QueryRewriter(llm)
     if entity_source is None and entity_hints:
         entity_source = default_entity_source(memory)
+    if warm and callable(getattr(rewriter, "warm_in_background", None)):
+        rewriter.warm_in_background()
     answer_llm = llm.with_config(tags=[ANSWER_TAG])
     # These classic classes are deprecated for removal in LangChain 2.0: wrapping them is the
     # point of this function (README, "Migrating to LangChain 1.x"), so their warnings are
@@ -164,8 +171,9 @@ def _assemble(
     entity_source: Any,
     qa_prompt: Any,
 ) -> Any:
-    from langchain_classic.chains import ConversationalRetrievalChain, LLMChain
+    from langchain_classic.chains import LLMChain
 
+    from memory_chains.rag._fused_chain import FusedRetrievalChain
     from memory_chains.rag._prompts import DOCUMENT_PROMPT, QA_PROMPT
     from memory_chains.rag._question_chain import RewriteQuestionChain
     from memory_chains.rag._stuff import MostRelevantLastStuffChain
@@ -175,7 +183,7 @@ def _assemble(
         document_variable_name="context",
         document_prompt=DOCUMENT_PROMPT,
     )
-    return ConversationalRetrievalChain(
+    return FusedRetrievalChain(
         retriever=retriever,
         combine_docs_chain=combine,
         question_generator=RewriteQuestionChain(

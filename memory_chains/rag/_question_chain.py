@@ -3,11 +3,15 @@
 ``ConversationalRetrievalChain.question_generator`` must be an ``LLMChain`` (the field is
 type-checked), called with ``question`` and the history rendered as one string.
 :class:`RewriteQuestionChain` is an ``LLMChain`` only in name: it parses that string back into
-turns (see :mod:`memory_chains.rag._history`) and delegates everything to the rewriter.
+turns (see :mod:`memory_chains.rag._history`) and delegates everything to the rewriter. It
+remembers the search queries of its recent rewrites (:meth:`RewriteQuestionChain.queries_for`)
+for the chain's retrieval step, which only receives the standalone question.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -17,7 +21,7 @@ from langchain_core.callbacks import (
     CallbackManagerForChainRun,
 )
 from langchain_core.prompts import PromptTemplate
-from pydantic import ConfigDict
+from pydantic import ConfigDict, PrivateAttr
 
 from memory_chains.rag._history import normalise_history
 
@@ -35,6 +39,10 @@ class Rewriter(Protocol):
     async def arewrite(self, question: str, history: Any, *, entities: Sequence[str] = ()) -> Any:
         """Async twin of :meth:`rewrite`."""
 
+
+# Rewrites whose queries are kept for the retrieval step (which follows each rewrite at
+# once; a few cover concurrent conversations on one chain).
+_REMEMBERED = 64
 
 _PLACEHOLDER_PROMPT = PromptTemplate.from_template(
     "Rewrite the follow-up question as a standalone question.\n{chat_history}\n{question}"
@@ -67,10 +75,30 @@ class RewriteQuestionChain(LLMChain):
     rewriter: Any
     entity_source: Any = None
     prompt: Any = _PLACEHOLDER_PROMPT
+    _queries: OrderedDict[str, tuple[str, ...]] = PrivateAttr(default_factory=OrderedDict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def _entities(self, question: str) -> Sequence[str]:
         source: EntitySource | None = self.entity_source
         return tuple(source(question)) if source else ()
+
+    def _record(self, result: Any) -> dict[str, str]:
+        standalone = str(result.standalone)
+        queries = tuple(getattr(result, "queries", ()) or (standalone,))
+        with self._lock:
+            self._queries[standalone] = queries
+            self._queries.move_to_end(standalone)
+            while len(self._queries) > _REMEMBERED:
+                self._queries.popitem(last=False)
+        return {self.output_key: standalone}
+
+    def queries_for(self, standalone: str) -> tuple[str, ...]:
+        """The search queries of the latest rewrite that gave ``standalone``.
+
+        ``(standalone,)`` for a question this chain did not rewrite.
+        """
+        with self._lock:
+            return self._queries.get(standalone, (standalone,))
 
     def _call(
         self,
@@ -80,7 +108,7 @@ class RewriteQuestionChain(LLMChain):
         question = inputs["question"]
         history = normalise_history(inputs.get("chat_history"))
         result = self.rewriter.rewrite(question, history, entities=self._entities(question))
-        return {self.output_key: result.standalone}
+        return self._record(result)
 
     async def _acall(
         self,
@@ -90,4 +118,4 @@ class RewriteQuestionChain(LLMChain):
         question = inputs["question"]
         history = normalise_history(inputs.get("chat_history"))
         result = await self.rewriter.arewrite(question, history, entities=self._entities(question))
-        return {self.output_key: result.standalone}
+        return self._record(result)

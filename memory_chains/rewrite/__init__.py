@@ -2,19 +2,22 @@
 stands alone, for retrieval and answering.
 
 Core types: :class:`QueryRewriter` (sync :meth:`~QueryRewriter.rewrite` and async
-:meth:`~QueryRewriter.arewrite`), its frozen result :class:`RewriteResult`, the pure
-helpers :func:`analyse` (does a question need rewriting?), :func:`candidate_entities`,
-:func:`fallback_rewrite`, :func:`fuse_rankings` (reciprocal rank fusion of the rankings
-of several search queries) and :func:`entity_hints` / :func:`entity_source` (an entity
-memory's names, ordered for a follow-up, for ``rewrite(entities=...)``).
+:meth:`~QueryRewriter.arewrite`; the model writes, code verifies, rules are the offline
+fallback), its frozen result :class:`RewriteResult` (the standalone question and the search
+queries retrieval runs), and the pure helpers :func:`analyse` (does a question need
+rewriting?), :func:`candidate_entities` (the conversation's names), :func:`search_queries`
+(one query per compared thing, the conversation when the rewrite is not trusted),
+:func:`fuse_rankings` (reciprocal rank fusion of the rankings of several queries) and
+:func:`entity_hints` / :func:`entity_source` (an entity memory's names, ordered for a
+follow-up, for ``rewrite(entities=...)``).
 
 Example:
     >>> rw = QueryRewriter(use_model=False)
-    >>> history = [("user", "Je cherche un PC portable gamer."),
-    ...            ("assistant", "Je vous conseille l'ASUS ROG Strix G15.")]
-    >>> r = rw.rewrite("Et la carte graphique ?", history)
+    >>> history = [("user", "Je cherche le Dell XPS 15."),
+    ...            ("assistant", "Nous l'avons en stock.")]
+    >>> r = rw.rewrite("Quelle est sa garantie ?", history)
     >>> r.method, r.standalone
-    ('fallback', 'Et la carte graphique ? (ASUS ROG Strix G15)')
+    ('rules', 'Quelle est la garantie du Dell XPS 15 ?')
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from __future__ import annotations
 from memory_chains.rewrite._detect import Detection, analyse, detect_language
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._entity_hints import entity_hints, entity_source, question_type
-from memory_chains.rewrite._fallback import fallback_rewrite
 from memory_chains.rewrite._fusion import fuse_rankings
+from memory_chains.rewrite._queries import compared_names, search_queries
 from memory_chains.rewrite._rewriter import QueryRewriter, RewriteResult
 
 __all__ = [
@@ -32,10 +35,11 @@ __all__ = [
     "RewriteResult",
     "analyse",
     "candidate_entities",
+    "compared_names",
     "detect_language",
     "entity_hints",
     "entity_source",
-    "fallback_rewrite",
     "fuse_rankings",
     "question_type",
+    "search_queries",
 ]

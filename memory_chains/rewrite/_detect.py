@@ -1,11 +1,13 @@
 """Deciding, without a model, whether a question depends on the conversation.
 
 :func:`analyse` returns a :class:`Detection`: the question's language and the reasons it
-needs rewriting (an empty tuple means it is standalone and is left untouched). A question is
-standalone when it holds no reference (pronoun, possessive, demonstrative, ordinal,
-location adverb), does not open with an ellipsis ("Et …", "What about …"), is not a bare
-fragment, and names its own subject (a proper or product name, a "de …"/"of …" complement,
-or enough words).
+needs rewriting (an empty tuple means it is standalone and is left untouched, with no model
+call). A question is standalone when it holds no reference (pronoun, possessive,
+demonstrative, ordinal, location adverb), no comparison or choice ("lequel", "which one"),
+does not open with an ellipsis ("Et …", "What about …"), is not a bare fragment, and names
+what it is about (a proper or product name, or the business's own thing: "votre politique
+de retour"). A question that names nothing may still lean on the conversation ("faut-il un
+dépôt de garantie ?"): it is left to the model, which copies it when it stands alone.
 """
 
 from __future__ import annotations
@@ -24,8 +26,15 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # (reason, pattern) pairs, checked on the question with ’ normalised to '.
 _FR_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("pronoun", _rx(r"\b(il|elle|ils|elles)\b(?!\s+(y\s+a|faut|pleut|existe)\b)")),
-    ("pronoun", _rx(r"-(il|elle|ils|elles|le|la|les|lui|leur|en|y)\b")),
+    ("pronoun", _rx(r"(?<!-)\b(il|elle|ils|elles)\b(?!\s+(y\s+a|faut|pleut|existe)\b)")),
+    # … not the impersonal "faut-il", "y a-t-il", "quel temps fait-il", "s'agit-il".
+    (
+        "pronoun",
+        _rx(
+            r"(?<!\bfaut)(?<!\bfait)(?<!\bagit)(?<!\by a)(?<!\by a-t)(?<!\breste)"
+            r"-(il|elle|ils|elles|le|la|les|lui|leur|en|y)\b"
+        ),
+    ),
     ("pronoun", _rx(r"\b(lui|eux)\b")),
     ("possessive", _rx(r"\b(son|sa|ses|leur|leurs)\b")),
     ("demonstrative", _rx(r"\b(celui|celle|ceux|celles)(-ci|-là)?\b")),
@@ -36,7 +45,7 @@ _FR_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"moment|que|qui|qu'|dont|sont|sera|serait)\b)[a-zà-ÿ]"
         ),
     ),
-    ("location", _rx(r"\b(là-bas|là|y aller|s'y|j'y|on y|y a-t-il|y trouve|sur place)\b")),
+    ("location", _rx(r"\b(là-bas|là|y aller|s'y|j'y|on y|y trouve|sur place)\b")),
     ("location", _rx(r"\b(la|cette) ville\b")),
     (
         "object pronoun",
@@ -53,15 +62,22 @@ _FR_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "object pronoun",
         _rx(
-            r"\b(je|j'|tu|on|nous|vous|ne|n'|peux|peut|pouvez|puis|dois|doit|devez|faut|"
-            r"veux|voulez|faire|pour|comment|où)\s*(le|la|les|l')\s*"
+            r"\b(je|j'|tu|on|nous|vous|ne|n')\s*(le|la|les|l')\s*"
             r"(?!(plus|moins|meilleur|meilleure|prix|même|matin|soir|week-end|samedi|"
             r"dimanche|lundi|mardi|mercredi|jeudi|vendredi)\b)[a-zà-ÿ]+"
             r"(er|ir|re|ez|ons|e|es|ent|ai|a|it)\b"
         ),
     ),
+    (
+        # "pour la résilier", "comment le réserver": an infinitive after the pronoun.
+        "object pronoun",
+        _rx(
+            r"\b(peux|peut|pouvez|puis|dois|doit|devez|faut|veux|voulez|faire|pour|comment|"
+            r"où)\s*(le|la|les|l')\s*[a-zà-ÿ]+(er|ir|re)\b"
+        ),
+    ),
     ("object pronoun", _rx(r"\b(j'|n'|m'|t'|s')en\b|\ben\s+(reste|faut|existe|ai|avez|a)\b")),
-    ("continuation", _rx(r"\b(aussi|également|d'autres|l'autre|autre chose)\b")),
+    ("continuation", _rx(r"\b(aussi|également|d'autres|l'autre)\b")),
 )
 _EN_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pronoun", _rx(r"\b(it|they|them|he|she|him|her|hers|theirs|itself|themselves)\b")),
@@ -77,28 +93,34 @@ _EN_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("continuation", _rx(r"\b(else|also|another|other|too|besides|again)\b")),
 )
-_FR_ELLIPSIS = _rx(r"^\s*(et|mais|sinon|ou|alors|puis|plutôt|ensuite)\b(?![-'])")
+_FR_ELLIPSIS = _rx(r"^\s*(et|mais|ou|alors|puis|plutôt|ensuite)\b(?![-'])")
 _EN_ELLIPSIS = _rx(r"^\s*(and|but|or|so|then|what about|how about|same|any other|anything else)\b")
-# Nouns naming an attribute of something ("la durée de la garantie"): a complement made of
-# them does not name the question's subject.
-_ATTRIBUTES = (
-    "garantie|prix|tarif|tarifs|coût|durée|taille|poids|couleur|couleurs|autonomie|écran|"
-    "batterie|horaire|horaires|adresse|capacité|dimensions|version|modèle|processeur|mémoire|"
-    "stockage|note|avis|délai|délais|niveau|fréquence|"
-    "warranty|price|cost|size|weight|color|colour|battery|screen|schedule|address|capacity|"
-    "version|model|processor|memory|storage|rating|level|duration"
+# The user says the subject changes ("Autre question :", "Rien à voir, mais …", "Unrelated,
+# but …"): what follows stands alone unless it holds an explicit reference.
+_TOPIC_SHIFT = _rx(
+    r"^\W*(?:\w+[.,!]?\s+){0,2}(autre chose|autre question|une autre question|rien à voir|"
+    r"rien a voir|question différente|question differente|sans rapport|changement de sujet|"
+    r"changeons de sujet|another question|different question|unrelated|something else|"
+    r"on another note|changing the subject|different topic|new question)\b"
 )
-_FR_SUBJECT = _rx(
-    r"(\b(de|du|des|à|au|aux|pour|chez|sur)\s+|\bd')(la\s+|le\s+|l'|les\s+)?"
-    rf"(?!({_ATTRIBUTES}|quel|quelle|quels|quelles|quoi|qui|place|ville|partir)\b)[a-zà-ÿ]{{3,}}"
-    r"|\b(votre|vos)\s+[a-zà-ÿ]{3,}"
+_IMPLICIT = frozenset({"ellipsis", "continuation", "no subject", "fragment"})
+EXPLICIT = frozenset(
+    {"pronoun", "possessive", "demonstrative", "location", "ordinal", "object pronoun"}
 )
-_EN_SUBJECT = _rx(
-    r"\b(of|for|at|in|on|about|from|to|with|by)\s+(the\s+|a\s+|an\s+)?"
-    rf"(?!({_ATTRIBUTES}|which|what|whom|city|town|place)\b)[^\W\d_]{{3,}}"
-    r"|\byour\s+\w{3,}"
+"""Reasons that point at something the question refers to (vs. one it only leaves out)."""
+# A choice or a comparison between things the conversation named.
+_FR_COMPARISON = _rx(
+    r"\b(lequel|laquelle|lesquels|lesquelles|compar\w*|différence|les deux|"
+    r"(le|la|les) (plus|moins) \w+|(le|la) meilleur\w*|mieux)\b"
 )
-_NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][\w-]*|\b[^\W\d_]+\d\w*\b")
+_EN_COMPARISON = _rx(
+    r"\b(which one|which of|which is|compar\w*|difference|both|the two|"
+    r"(the )?(better|best|cheaper|cheapest|faster|longer|shorter|\w+er one))\b"
+)
+# A proper or product name not opening the question, or the business's own thing
+# ("votre politique de retour"): the question says what it is about.
+_NAME = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-ZÀ-ÖØ-Þ][\w-]*|\b[^\W\d_]+\d\w*\b")
+_OWN_SUBJECT = _rx(r"\b(votre|vos|your)\s+[^\W\d_]{3,}")
 
 
 @dataclass(frozen=True)
@@ -123,11 +145,8 @@ class Detection:
         return not self.reasons
 
 
-def _names_subject(question: str, words: list[str], language: str) -> bool:
-    if _NAME.search(question.strip()):
-        return True
-    pattern = _FR_SUBJECT if language == "fr" else _EN_SUBJECT
-    return bool(pattern.search(question)) or len(words) >= 9
+def _names_subject(question: str) -> bool:
+    return bool(_NAME.search(question.strip()) or _OWN_SUBJECT.search(question))
 
 
 def analyse(question: str, language: str | None = None) -> Detection:
@@ -152,8 +171,12 @@ def analyse(question: str, language: str | None = None) -> Detection:
     for reason, pattern in _FR_REFERENCES if lang == "fr" else _EN_REFERENCES:
         if reason not in reasons and pattern.search(text):
             reasons.append(reason)
+    if (_FR_COMPARISON if lang == "fr" else _EN_COMPARISON).search(text):
+        reasons.append("comparison")
     if len(words) <= 3 and not _NAME.search(text):
         reasons.append("fragment")
-    elif not _names_subject(text, words, lang):
+    elif not _names_subject(text):
         reasons.append("no subject")
+    if _TOPIC_SHIFT.search(text):
+        reasons = [r for r in reasons if r not in _IMPLICIT]
     return Detection(language=lang, reasons=tuple(reasons))

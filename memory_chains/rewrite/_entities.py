@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from memory_chains.evaluation.metrics import fold
+from memory_chains._folding import fold
 from memory_chains.rewrite._history import Turn
 
 
@@ -80,84 +80,14 @@ def _names_in(text: str) -> list[str]:
                 break
         name = " ".join(run)
         single_common = len(run) == 1 and (tok.lower() in _COMMON or len(tok) < 2)
-        if not single_common:
+        # A lone capitalised word opening a sentence is usually just the sentence's first
+        # word ("Déclarez le sinistre"); a name there shows itself by a digit or an inner
+        # capital ("BioSèvre"), or by being named again mid-sentence.
+        plain_opener = sentence_start and len(run) == 1 and tok[1:].islower()
+        if not single_common and not plain_opener:
             names.append(name)
         i = j
     return names
-
-
-def opening_names(turns: Sequence[Turn], limit: int = 2) -> tuple[str, ...]:
-    """The names of the first user turn that names anything: what the conversation is about.
-
-    A long conversation keeps referring to its subject ("he", "the band", "sa garantie")
-    after the turns that named it have left the rewriter's window.
-
-    Example:
-        >>> opening_names([("user", "Bonjour"), ("assistant", "Bonjour !"),
-        ...                ("user", "Parlez-moi du Dell XPS 15"), ("assistant", "Il est fin.")])
-        ('Dell XPS 15',)
-    """
-    for role, text in turns:
-        if role == "user":
-            names = _names_in(text)
-            if names:
-                return tuple(names[:limit])
-    return ()
-
-
-def conversation_subject(turns: Sequence[Turn], limit: int = 2) -> tuple[str, ...]:
-    """What the conversation is still about: its opening names, until the user moves on.
-
-    The first ``limit`` names of the first user turn that names anything (the thing and
-    its setting: "l'hôtel Belvédère à Annecy", a CANARD article's title and section), as
-    long as no later user turn names only other things (names sharing no word with them);
-    ``()`` otherwise, and when the opening turn coordinates two names ("A et B", "A or
-    B"). A follow-up that names nothing is about this subject even when the latest answers
-    named other things ("the band", "who went with him?").
-
-    Example:
-        >>> turns = [("user", "Thor Heyerdahl: the Kon-Tiki raft"), ("assistant", "He sailed."),
-        ...          ("user", "Who financed it?"), ("assistant", "Norwegian investors.")]
-        >>> conversation_subject(turns)
-        ('Thor Heyerdahl', 'Kon-Tiki')
-        >>> conversation_subject([*turns, ("user", "And Jacques Cousteau?")])
-        ()
-        >>> conversation_subject([("user", "Je compare le Dell XPS 15 et le HP Pavilion 14.")])
-        ()
-    """
-    subject: tuple[str, ...] = ()
-    for role, text in turns:
-        if role != "user":
-            continue
-        names = _names_in(text)
-        if not names:
-            continue
-        if not subject:
-            if _coordinated(text, names) or _ACRONYM.match(names[0]):
-                # "le Dell XPS 15 et l'ASUS ROG": two subjects, none is *the* one;
-                # "un PC portable": a common noun's acronym, not a subject.
-                return ()
-            subject = tuple(names[:limit])
-            continue
-        words = {word for name in subject for word in fold(name).split()}
-        if not any(words & set(fold(name).split()) for name in names):
-            return ()
-    return subject
-
-
-_ACRONYM = re.compile(r"^[A-Z]{1,3}$")
-_COORDINATOR = re.compile(r"(?:^|\s)(?:et|and|ou|or|vs\.?|versus|contre)\s|,", re.IGNORECASE)
-
-
-def _coordinated(text: str, names: Sequence[str]) -> bool:
-    """True when the first two ``names`` are coordinated ("A et B", "A or B", "A, B")."""
-    if len(names) < 2:
-        return False
-    first = text.find(names[0])
-    second = text.find(names[1], first + len(names[0]))
-    if first < 0 or second < 0:
-        return False
-    return bool(_COORDINATOR.search(text[first + len(names[0]) : second]))
 
 
 def candidate_entities(

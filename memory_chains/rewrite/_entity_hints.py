@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from memory_chains._folding import fold
 from memory_chains.errors import InvalidInputError
-from memory_chains.evaluation.metrics import fold
 
 __all__ = ["entity_hints", "entity_source", "question_type"]
 

@@ -1,8 +1,19 @@
-"""The rewrite prompt: a fixed instruction block with few-shot examples, then the request.
+"""The rewrite prompt: fixed instructions and worked examples, then one conversation.
 
-The system message never changes between calls, so llama.cpp reuses its KV cache and only
-the short request (candidate names, compact history, question) is processed each time.
-The model answers one JSON object ``{"referent": …, "standalone_question": …}``.
+The instructions and the examples are the same for every call and come first, so llama.cpp
+reuses their KV cache and only the conversation and the question are processed each time
+(:func:`render_request` keeps that part short: the latest turns, answers clipped, older
+names listed). The model answers ``{"about": "...", "question": "..."}``
+(:data:`RESPONSE_FORMAT`): what the message is about, then the standalone question.
+
+The examples are in domains the evaluation sets do not use (bicycles, cooking classes,
+hotels, museums, a garden centre, pet food, astronomy, sailing); a test checks that none of
+their sentences is in those sets.
+
+Example:
+    >>> messages = build_messages("Et sa garantie ?", [("user", "Le vélo Orbea Vibe ?")], [])
+    >>> messages[-1].content.splitlines()[-1]
+    'Message: Et sa garantie ?'
 """
 
 from __future__ import annotations
@@ -11,17 +22,19 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from memory_chains.rewrite._history import Turn
+
+__all__ = ["RESPONSE_FORMAT", "build_messages", "render_request"]
 
 RESPONSE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "referent": {"type": "string"},
-        "standalone_question": {"type": "string"},
+        "about": {"type": "string", "maxLength": 160},
+        "question": {"type": "string", "maxLength": 300},
     },
-    "required": ["referent", "standalone_question"],
+    "required": ["about", "question"],
     "additionalProperties": False,
 }
 RESPONSE_FORMAT: dict[str, Any] = {
@@ -29,145 +42,122 @@ RESPONSE_FORMAT: dict[str, Any] = {
     "json_schema": {"name": "standalone_question", "schema": RESPONSE_SCHEMA},
 }
 
-_ANSWER_WORDS = 24
-_USER_WORDS = 40
+# The model first says what the message is about ("about"), then writes the question: having
+# named the referent, a small model leaves it out of the question far less often, and code
+# can check the name against the conversation.
+INSTRUCTIONS = """\
+The user's last message is a follow-up in a conversation. Rewrite it as a standalone \
+question that a search engine understands without the conversation.
+1. "about": what the message is about, as the conversation names it: the product, offer, \
+place or person a pronoun, "celui-ci", "le second", "là-bas", "it", "the other one" stands \
+for, or that an elliptic message ("Et pour …", "What about …", "Y a un engagement ?") \
+leaves out. Several names, separated by " ; ", when the message compares or chooses \
+between things. "" only when the message itself names what it is about.
+2. "question": the message rewritten so that it names "about", in the message's language, \
+keeping the user's words. When "Et pour …" changes the aspect, ask the new aspect about \
+the same thing. Never answer, no parentheses.
+Reply with JSON only."""
 
-# (candidates, turns, question, referent, rewrite): none of these sentences is in the dev set.
-_EXAMPLES: tuple[tuple[str, tuple[Turn, ...], str, str, str], ...] = (
+# (turns, message, about, standalone question). None of these sentences is in an
+# evaluation set (a test checks it).
+_EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
     (
-        "Google Pixel 8; Samsung Galaxy S23",
         (
-            ("user", "J'hésite entre le Samsung Galaxy S23 et le Google Pixel 8."),
-            (
-                "assistant",
-                "Le Galaxy S23 est plus compact, le Pixel 8 a un meilleur appareil photo.",
-            ),
+            ("user", "Je regarde le vélo Orbea Vibe H30 et le Cube Touring Hybrid."),
+            ("assistant", "Le Orbea Vibe H30 coûte 2 399 € et le Cube Touring Hybrid 2 099 €."),
         ),
-        "Quelle est l'autonomie du premier ?",
-        "Samsung Galaxy S23",
-        "Quelle est l'autonomie du Samsung Galaxy S23 ?",
+        "Quelle est l'autonomie de la batterie du second ?",
+        "Cube Touring Hybrid",
+        "Quelle est l'autonomie de la batterie du Cube Touring Hybrid ?",
     ),
     (
-        "Trek Domane AL 2",
         (
-            ("user", "Combien coûte le vélo Trek Domane AL 2 ?"),
-            ("assistant", "Il coûte 1 099 euros."),
+            ("user", "Vous avez encore des places pour l'atelier pâtisserie du jeudi ?"),
+            ("assistant", "Oui, il reste trois places à l'atelier pâtisserie du jeudi, 65 €."),
         ),
-        "Et son poids ?",
-        "Trek Domane AL 2",
-        "Quel est le poids du vélo Trek Domane AL 2 ?",
+        "Et pour annuler ?",
+        "atelier pâtisserie du jeudi",
+        "Comment annuler l'atelier pâtisserie du jeudi ?",
     ),
     (
-        "Annecy; Belvédère",
         (
-            ("user", "Parlez-moi de l'hôtel Belvédère à Annecy."),
-            ("assistant", "C'est un hôtel quatre étoiles au bord du lac."),
-            ("user", "Le petit-déjeuner est-il compris ?"),
-            ("assistant", "Oui, il est compris dans le tarif."),
+            ("user", "Bonjour, je voudrais réserver à l'hôtel Les Tilleuls à Colmar."),
+            ("assistant", "Très bien, l'hôtel Les Tilleuls a des chambres libres en mars."),
+            ("user", "Le petit-déjeuner est compris ?"),
+            ("assistant", "Oui, il est inclus dans tous les tarifs."),
         ),
-        "Il accepte les chiens ?",
-        "hôtel Belvédère à Annecy",
-        "L'hôtel Belvédère à Annecy accepte-t-il les chiens ?",
+        "faut-il verser un acompte ?",
+        "hôtel Les Tilleuls",
+        "Faut-il verser un acompte pour l'hôtel Les Tilleuls ?",
     ),
     (
-        "Bosch Serie 6; Miele W1",
         (
-            ("user", "Quelle est la consommation du lave-linge Miele W1 ?"),
-            ("assistant", "Environ 50 kWh pour 100 cycles."),
+            ("user", "Quelle est la différence entre le pass Musées 48 h et le pass 72 h ?"),
+            ("assistant", "Le pass 72 h inclut les transports en commun, pas le pass 48 h."),
         ),
-        "Et celle du Bosch ?",
-        "Bosch Serie 6",
-        "Quelle est la consommation du lave-linge Bosch Serie 6 ?",
+        "Lequel est le moins cher pour une famille ?",
+        "pass Musées 48 h ; pass 72 h",
+        "Lequel est le moins cher pour une famille, le pass Musées 48 h ou le pass 72 h ?",
     ),
     (
-        "Lisbonne",
         (
-            ("user", "Je pars à Lisbonne en mai."),
-            ("assistant", "Bon choix, il fait environ 22 degrés à cette période."),
+            ("user", "Je cherche un terreau pour mes tomates."),
+            ("assistant", "Le terreau Florabelle potager est à 8,90 € le sac de 40 L."),
         ),
-        "Comment se déplacer là-bas ?",
-        "Lisbonne",
-        "Comment se déplacer à Lisbonne ?",
+        "il est bio ?",
+        "terreau Florabelle potager",
+        "Le terreau Florabelle potager est-il bio ?",
     ),
     (
+        (
+            ("user", "Combien coûte le terreau universel Florabelle 40 L ?"),
+            ("assistant", "Il est à 8,90 € le sac."),
+        ),
+        "Vous livrez à domicile ?",
         "",
-        (
-            ("user", "Vous proposez des ateliers de poterie le samedi ?"),
-            ("assistant", "Oui, deux ateliers de poterie ont lieu le samedi matin."),
-        ),
-        "Combien coûtent ces ateliers ?",
-        "ateliers de poterie du samedi",
-        "Combien coûtent les ateliers de poterie du samedi ?",
+        "Vous livrez à domicile ?",
     ),
     (
-        "Quechua MH100",
         (
-            ("user", "Quel est le poids de la tente Quechua MH100 ?"),
-            ("assistant", "Elle pèse 2,5 kg."),
+            ("user", "My cat only eats the PurrFect Salmon kibble."),
+            ("assistant", "PurrFect Salmon is grain-free and comes in 2 kg and 7 kg bags."),
         ),
-        "Quels sont vos délais de livraison en Suisse ?",
+        "ok is it suitable for kittens?",
+        "PurrFect Salmon kibble",
+        "Is PurrFect Salmon kibble suitable for kittens?",
+    ),
+    (
+        (
+            ("user", "What is a refracting telescope?"),
+            ("user", "How is it different from a reflecting telescope?"),
+        ),
+        "Which one is better for beginners?",
+        "refracting telescope ; reflecting telescope",
+        "Which one is better for beginners, a refracting telescope or a reflecting telescope?",
+    ),
+    (
+        (
+            ("user", "Where are your sailing courses?"),
+            ("assistant", "In Brest (five days), Lorient (three days) and Vannes (a weekend)."),
+        ),
+        "what about the last one, is lunch included?",
+        "Vannes sailing course",
+        "Is lunch included in the Vannes sailing course?",
+    ),
+    (
+        (
+            ("user", "What are the symptoms of hay fever?"),
+            ("user", "Can it cause a fever?"),
+        ),
+        "How do antihistamines work?",
         "",
-        "Quels sont vos délais de livraison en Suisse ?",
-    ),
-    (
-        "Nikon Z6 II",
-        (
-            ("user", "Tell me about the Nikon Z6 II."),
-            ("assistant", "It is a full-frame mirrorless camera released in 2020."),
-        ),
-        "Does it have image stabilization?",
-        "Nikon Z6 II",
-        "Does the Nikon Z6 II have image stabilization?",
-    ),
-    (
-        "London; Tokyo",
-        (
-            ("user", "How long is the flight from London to Tokyo?"),
-            ("assistant", "About fourteen hours nonstop."),
-        ),
-        "What about Seoul?",
-        "Seoul",
-        "How long is the flight from London to Seoul?",
-    ),
-    (
-        "Ada Lovelace; Early life",
-        (
-            ("user", "Ada Lovelace"),
-            ("user", "Early life"),
-            ("user", "Who raised her?"),
-            ("assistant", "Her mother, Lady Byron, raised her after her parents separated."),
-        ),
-        "Did she have any siblings?",
-        "Ada Lovelace",
-        "Did Ada Lovelace have any siblings?",
-    ),
-    (
-        "Rome",
-        (
-            ("user", "What are the best museums in Rome?"),
-            ("assistant", "The Vatican Museums and the Borghese Gallery are the highlights."),
-        ),
-        "How do I renew my passport?",
-        "",
-        "How do I renew my passport?",
+        "How do antihistamines work?",
     ),
 )
 
-_INSTRUCTIONS = """\
-You rewrite the user's last question so that it can be understood without the conversation.
-- Replace pronouns (il, elle, sa, son, ses, celui, celle, ces…, it, its, they, this, that, \
-one…), ordinals (le premier, le second, the first…), "là-bas"/"there" and ellipses \
-("Et …", "What about …") by the exact name they refer to, taken from the conversation.
-- The referent may be several exchanges back. "Entities" lists some names from the \
-conversation, most recent first; the referent can also be a thing named in lower case \
-(a class, a service, a policy).
-- The standalone question must contain the referent's name.
-- Keep every detail of the question and write it in the same language as the question.
-- If the question is already clear on its own or changes topic, copy it unchanged and \
-leave "referent" empty.
-- Never answer the question. Reply with JSON only: \
-{"referent": "...", "standalone_question": "..."}.
-"""
+_USER_WORDS = 30
+_LAST_ANSWER_WORDS = 32
+_ANSWER_WORDS = 18
 
 
 def _clip(text: str, words: int) -> str:
@@ -175,37 +165,59 @@ def _clip(text: str, words: int) -> str:
     return text if len(parts) <= words else " ".join(parts[:words]) + " …"
 
 
-def render_request(question: str, turns: Sequence[Turn], candidates: Sequence[str]) -> str:
-    """The variable part of the prompt: names, compact history, question."""
-    lines = [f"Entities: {'; '.join(candidates) if candidates else '(none)'}"]
-    for role, text in turns:
+def render_request(question: str, turns: Sequence[Turn], earlier: Sequence[str] = ()) -> str:
+    """The variable part of the prompt: older names, the latest turns, the message.
+
+    The last answer keeps more words than the earlier ones: it is what the message most
+    often continues.
+
+    Example:
+        >>> print(render_request("Et le prix ?", [("user", "Le vélo Orbea ?"),
+        ...                      ("assistant", "En stock.")], ["Cube Touring"]))
+        Earlier names: Cube Touring
+        User: Le vélo Orbea ?
+        Assistant: En stock.
+        Message: Et le prix ?
+    """
+    lines = [f"Earlier names: {'; '.join(earlier)}"] if earlier else []
+    last_answer = max((i for i, (role, _) in enumerate(turns) if role != "user"), default=-1)
+    for index, (role, text) in enumerate(turns):
         if role == "user":
             lines.append(f"User: {_clip(text, _USER_WORDS)}")
         else:
-            lines.append(f"Assistant: {_clip(text, _ANSWER_WORDS)}")
-    lines.append(f"Follow-up question: {question.strip()}")
+            words = _LAST_ANSWER_WORDS if index == last_answer else _ANSWER_WORDS
+            lines.append(f"Assistant: {_clip(text, words)}")
+    lines.append(f"Message: {question.strip()}")
     return "\n".join(lines)
 
 
-def _system_prompt() -> str:
-    blocks = [_INSTRUCTIONS, "Examples:"]
-    for candidates, turns, question, referent, rewrite in _EXAMPLES:
-        request = render_request(question, turns, candidates.split("; ") if candidates else ())
-        answer = json.dumps(
-            {"referent": referent, "standalone_question": rewrite}, ensure_ascii=False
-        )
-        blocks.append(f"{request}\nJSON: {answer}")
-    return "\n\n".join(blocks)
+def _answer(about: str, question: str) -> str:
+    return json.dumps({"about": about, "question": question}, ensure_ascii=False)
 
 
-SYSTEM_PROMPT = _system_prompt()
+def _fixed_messages() -> tuple[BaseMessage, ...]:
+    messages: list[BaseMessage] = [SystemMessage(content=INSTRUCTIONS)]
+    for turns, message, about, standalone in _EXAMPLES:
+        messages.append(HumanMessage(content=render_request(message, turns)))
+        messages.append(AIMessage(content=_answer(about, standalone)))
+    return tuple(messages)
+
+
+FIXED_MESSAGES = _fixed_messages()
+"""The instructions and worked examples every call starts with (cached by llama.cpp)."""
 
 
 def build_messages(
-    question: str, turns: Sequence[Turn], candidates: Sequence[str]
+    question: str, turns: Sequence[Turn], earlier: Sequence[str] = ()
 ) -> list[BaseMessage]:
-    """System message (fixed) then the request for this question."""
-    return [
-        SystemMessage(content=SYSTEM_PROMPT),
-        HumanMessage(content=render_request(question, turns, candidates) + "\nJSON:"),
-    ]
+    """The fixed messages, then the request for this question."""
+    return [*FIXED_MESSAGES, HumanMessage(content=render_request(question, turns, earlier))]
+
+
+def example_texts() -> list[str]:
+    """Every sentence of the worked examples (for the leak test against evaluation sets)."""
+    texts: list[str] = []
+    for turns, message, _, standalone in _EXAMPLES:
+        texts.extend(text for _, text in turns)
+        texts.extend((message, standalone))
+    return texts

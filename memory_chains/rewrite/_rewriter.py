@@ -1,109 +1,57 @@
-"""``QueryRewriter``: follow-up question → standalone question (+ search queries).
+"""``QueryRewriter``: a follow-up question → a standalone question and its search queries.
 
-The pipeline is pure except for one model call:
+Model first, code as the verifier:
 
-1. :func:`~memory_chains.rewrite._detect.analyse` decides whether the question depends on
-   the conversation; a standalone question (or an empty history) comes back unchanged with
-   no model call.
-2. Candidate referents are extracted from the history (the window's names, then the
-   names the conversation opened with, then the caller's entity hints, e.g. from an entity
-   memory), and the conversation's subject is settled
-   (:func:`~memory_chains.rewrite._entities.conversation_subject`: what it opened on, until
-   the user names something else); rewrites written without the model add it when they
-   do not name it.
-3. With ``strategy="choice"`` (the default), what rules can decide is decided without a
-   model (:mod:`memory_chains.rewrite._template`: an elliptic variant of a standalone
-   previous question, an ordinal over a listed pair, a single candidate); otherwise the
-   model only *chooses* the referent among the candidates (:mod:`._choice`, a JSON ``enum``:
-   a few output tokens, no invented name) and the question is written by the template.
-   When there is no candidate, or the model answers "none", the free rewrite runs.
-4. The free rewrite (the only step with ``strategy="free"``): a few-shot prompt
-   (:mod:`memory_chains.rewrite._prompt`), JSON answer repaired and checked by
-   :mod:`memory_chains.rewrite._validate`. A rejected answer or a failed call falls back to
-   a deterministic expansion of the question, and the reason is kept in ``error``.
+1. :func:`~memory_chains.rewrite.analyse` decides, without a model, whether the question
+   depends on the conversation; a standalone question (or one with no history) comes back
+   unchanged, with no model call.
+2. The model writes the standalone question (:mod:`._prompt`: fixed instructions and
+   worked examples, then the latest turns; a JSON schema for the answer).
+3. Code checks only hard facts (:func:`~memory_chains.rewrite._verify.verify`): a question
+   in the question's language, no word from outside the conversation, the question's own
+   words kept, one question; it cuts a parenthesis or a pasted question off, and rejects
+   the rest.
+4. A rejected answer, a failed call or ``use_model=False`` leaves the question to the rules
+   (:mod:`._rules`), which write what they can and otherwise leave it as asked; such a
+   rewrite is not trusted and retrieval fuses it with the conversation
+   (:func:`~memory_chains.rewrite._queries.search_queries`).
 
-The steps are one generator (:meth:`QueryRewriter._steps`) that yields the model calls it
+The steps are one generator (:meth:`QueryRewriter._steps`) that yields the model call it
 needs; :meth:`QueryRewriter.rewrite` and :meth:`QueryRewriter.arewrite` only differ in how
-they make those calls.
+they make that call.
 """
 
 from __future__ import annotations
 
-import re
+import logging
+import threading
 import time
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Collection, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
+from memory_chains._folding import fold
 from memory_chains.errors import InvalidInputError, MalformedOutputError
-from memory_chains.evaluation.metrics import fold, tokens
-from memory_chains.rewrite._choice import build_choice_messages, choice_format, parse_choice
-from memory_chains.rewrite._detect import Detection, analyse
-from memory_chains.rewrite._ellipsis import complete_ellipsis, ellipsis_focus
-from memory_chains.rewrite._entities import (
-    candidate_entities,
-    conversation_subject,
-    opening_names,
-)
-from memory_chains.rewrite._fallback import (
-    _names_own_subject,
-    fallback_rewrite,
-    salient_person,
-    subject_person,
-    with_subject,
-)
-from memory_chains.rewrite._history import Turn, last_user_text, normalise_history
-from memory_chains.rewrite._prompt import RESPONSE_FORMAT, build_messages
-from memory_chains.rewrite._template import (
-    ellipsis_rewrite,
-    focus_name,
-    ordinal_referent,
-    template_rewrite,
-)
-from memory_chains.rewrite._validate import check_rewrite, parse_answer
+from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
+from memory_chains.rewrite._entities import candidate_entities
+from memory_chains.rewrite._history import Turn, normalise_history
+from memory_chains.rewrite._prompt import FIXED_MESSAGES, RESPONSE_FORMAT, build_messages
+from memory_chains.rewrite._queries import search_queries
+from memory_chains.rewrite._rules import RULES, put_referent, rule_rewrite
+from memory_chains.rewrite._verify import read_answer, verify
 
 __all__ = ["QueryRewriter", "RewriteResult"]
 
-Method = Literal["unchanged", "template", "model", "fallback"]
-Strategy = Literal["choice", "free"]
+_log = logging.getLogger(__name__)
 
-_MAX_NEW_TOKENS = 80
-_MAX_CHOICE_TOKENS = 32
-# An elliptic constituent that is a common noun phrase: "la carte graphique", "the price".
-_ARTICLE_NOUN = re.compile(r"(?:(?:la|le|les|the) |l['’])[a-zà-ÿ' -]+")
-# Words a rewrite may add without naming anything ("Quel est le …", "What is the …").
-_FILLER = frozenset(
-    (
-        "quel",
-        "quelle",
-        "quels",
-        "quelles",
-        "est",
-        "sont",
-        "les",
-        "des",
-        "une",
-        "pour",
-        "what",
-        "which",
-        "the",
-        "does",
-        "did",
-        "was",
-        "were",
-        "are",
-        "has",
-        "have",
-        "and",
-    )
-)
-# Reasons that point at something the rewrite must resolve (vs. a merely short question).
-_EXPLICIT = frozenset(
-    {"pronoun", "possessive", "demonstrative", "location", "ordinal", "object pronoun"}
-)
+Method = Literal["unchanged", "model", "rules"]
+
+_MAX_NEW_TOKENS = 96
+# Names the model sees beyond its window of turns (the entity memory's, the oldest turns').
+_MAX_EARLIER_NAMES = 6
 
 
 @dataclass(frozen=True)
@@ -112,17 +60,17 @@ class RewriteResult:
 
     Attributes:
         original: the question as asked.
-        standalone: the question to use for retrieval and answering.
-        method: ``"unchanged"`` (already standalone, no model call), ``"template"``
-            (written by rules, no model call), ``"model"`` (the model chose the referent or
-            its rewrite passed validation) or ``"fallback"`` (deterministic expansion after
-            a rejected answer, a failed call, or with ``use_model=False``).
-        queries: search queries for retrieval; the first is ``standalone``.
-        model_calls: number of model calls made (0, 1 or 2).
+        standalone: the question to show and to answer (a natural question: no parenthesis,
+            no pasted turn).
+        method: ``"unchanged"`` (it stood alone: no model call), ``"model"`` (the model's
+            rewrite passed the checks) or ``"rules"`` (written by rules, or left as asked,
+            after a rejected answer, a failed call, or with ``use_model=False``).
+        queries: what retrieval searches for; the first is ``standalone``, then one query
+            per compared thing, then the conversation when the rewrite is not trusted.
+        model_calls: number of model calls made (0 or 1).
         latency_s: wall-clock seconds spent in the rewrite.
-        error: why the model's output was rejected or the call failed, else ``None``.
-        output_tokens: tokens the model generated over all calls (0 when the model does
-            not report usage).
+        error: why the model's answer was rejected or repaired, or the call failed.
+        output_tokens: tokens the model generated (0 when the model does not say).
 
     Example:
         >>> r = RewriteResult("Et X ?", "Et X ?", "unchanged", ("Et X ?",), 0, 0.0)
@@ -139,6 +87,11 @@ class RewriteResult:
     error: str | None = None
     output_tokens: int = 0
 
+    @property
+    def rewritten(self) -> bool:
+        """True when :attr:`standalone` differs from the question as asked."""
+        return self.standalone != self.original
+
 
 @dataclass(frozen=True)
 class _Call:
@@ -151,35 +104,61 @@ class _Call:
 _Reply = BaseMessage | BaseException
 
 
-@dataclass
-class _Usage:
-    calls: int = 0
-    output_tokens: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    def count(self, reply: _Reply) -> None:
-        self.calls += 1
-        usage = getattr(reply, "usage_metadata", None)
-        if usage:
-            self.output_tokens += int(usage.get("output_tokens", 0))
-
-
 @dataclass(frozen=True)
 class _Plan:
     question: str
     detection: Detection
-    turns: tuple[Turn, ...]  # the window the model sees
-    candidates: tuple[str, ...]
-    started: float
     history: tuple[Turn, ...]  # the whole conversation
-    subject: tuple[str, ...]  # what the conversation is still about (conversation_subject)
+    window: tuple[Turn, ...]  # the turns the model sees
+    names: tuple[str, ...]  # the conversation's and the entity memory's, most recent first
+    started: float = field(compare=False)
 
-    def fallback(self, candidates: Sequence[str] | None = None) -> str:
-        """The deterministic rewrite of this plan (``candidates`` first when given)."""
-        names = self.candidates if candidates is None else candidates
-        return fallback_rewrite(
-            self.question, names, self.turns, history=self.history, subject=self.subject
-        )
+    @property
+    def explicit(self) -> bool:
+        """True when the question holds a reference that must be resolved (a pronoun,
+        an ordinal, "là-bas", a comparison…), not only a missing subject."""
+        return bool(set(self.detection.reasons) - {"no subject", "fragment"})
+
+    def unresolved(self, rewrite: str) -> bool:
+        """True when ``rewrite`` still holds the question's reference and names nothing
+        the question did not ("What does the last policy pay?")."""
+        if not EXPLICIT.intersection(self.detection.reasons):
+            return False
+        if not EXPLICIT.intersection(analyse(rewrite, self.detection.language).reasons):
+            return False
+        asked = fold(self.question)
+        return not any(fold(n) in fold(rewrite) and fold(n) not in asked for n in self.names)
+
+    def referents(self, about: str) -> list[str]:
+        """What the model's ``about`` names that the rewrite may put in.
+
+        A name the conversation holds (a known name, or a phrase of two words or more that
+        it says), not already in the question; several only for a comparison; none for a
+        question that names its own subject or only lacks one, unless ``about`` is a known
+        name.
+        """
+        heard = fold(" ".join(text for _, text in self.history))
+        known = {fold(n) for n in self.names}
+        asked = fold(self.question)
+        parts = [" ".join(p.split()) for p in about.replace(",", ";").split(";")]
+        found = [
+            p
+            for p in parts
+            if p
+            and fold(p) not in asked
+            and (fold(p) in known or (len(p.split()) >= 2 and fold(p) in heard))
+        ]
+        if len(found) > 1 and "comparison" not in self.detection.reasons:
+            return []
+        if not self.explicit and not all(fold(p) in known for p in found):
+            return []
+        return found[:4]
+
+    @property
+    def earlier(self) -> list[str]:
+        """Names the model's window does not show."""
+        shown = fold(" ".join(text for _, text in self.window))
+        return [n for n in self.names if fold(n) not in shown][:_MAX_EARLIER_NAMES]
 
 
 class QueryRewriter:
@@ -187,32 +166,28 @@ class QueryRewriter:
 
     Args:
         llm: the chat model; ``None`` uses :func:`memory_chains.providers.get_chat_model`
-            on the first question that needs it.
-        max_history_turns: how many of the latest messages the model sees. The names of
-            the conversation's first user turn that names anything (its subject) stay
-            candidates after that turn has left this window.
-        n_queries: how many search queries :attr:`RewriteResult.queries` holds (1-3): the
-            standalone question, then the last user turn + the question, then the question
-            expanded with the most recent referent.
-        use_model: ``False`` never calls a model: the rules of the ``"choice"`` strategy
-            settle what they can, the deterministic fallback the rest.
+            on the first question that needs it (or at :meth:`warm`).
+        max_history_turns: how many of the latest messages the model sees; older names
+            are listed apart.
+        use_model: ``False`` never calls a model: the rules write what they can, the rest
+            is left as asked.
         language_hint: ``"fr"`` or ``"en"`` to skip language detection.
-        strategy: ``"choice"`` (rules first, then the model picks the referent among the
-            candidates, then the free rewrite if it picks none) or ``"free"`` (the model
-            always writes the whole question; one call, more output tokens).
+        rules: the rule families used without a model or after a rejected answer
+            (:data:`memory_chains.rewrite._rules.RULES`; ``()`` for none).
 
     Raises:
         InvalidInputError: an argument is out of range.
 
     Example:
         >>> from memory_chains.testing import ScriptedChatModel
-        >>> llm = ScriptedChatModel(replies=['{"referent": "Dell XPS 15"}'])
+        >>> answer = '{"question": "Quelle est la garantie du Dell XPS 15 ?"}'
+        >>> llm = ScriptedChatModel(replies=[answer])
         >>> rw = QueryRewriter(llm)
         >>> history = [("human", "Je regarde le Dell XPS 15 et le HP Pavilion 14."),
         ...            ("ai", "Bon choix.")]
         >>> r = rw.rewrite("Quelle est sa garantie ?", history)
         >>> r.standalone, r.method, r.model_calls
-        ('Quelle est la garantie de Dell XPS 15 ?', 'model', 1)
+        ('Quelle est la garantie du Dell XPS 15 ?', 'model', 1)
         >>> rw.rewrite("Quel est le prix du Lenovo ThinkPad X1 ?", history).model_calls
         0
     """
@@ -222,25 +197,26 @@ class QueryRewriter:
         llm: BaseChatModel | None = None,
         *,
         max_history_turns: int = 6,
-        n_queries: int = 1,
         use_model: bool = True,
         language_hint: str | None = None,
-        strategy: Strategy = "choice",
+        rules: Collection[str] = RULES,
     ) -> None:
         if max_history_turns < 1:
             raise InvalidInputError(f"max_history_turns must be >= 1, got {max_history_turns}")
-        if not 1 <= n_queries <= 3:
-            raise InvalidInputError(f"n_queries must be 1, 2 or 3, got {n_queries}")
         if language_hint not in (None, "fr", "en"):
             raise InvalidInputError(f"language_hint must be 'fr', 'en' or None: {language_hint!r}")
-        if strategy not in ("choice", "free"):
-            raise InvalidInputError(f"strategy must be 'choice' or 'free', got {strategy!r}")
-        self.strategy: Strategy = strategy
+        unknown = set(rules) - set(RULES)
+        if unknown or isinstance(rules, str):
+            raise InvalidInputError(f"unknown rules {sorted(unknown) or rules!r}; known: {RULES}")
         self._llm = llm
         self.max_history_turns = max_history_turns
-        self.n_queries = n_queries
         self.use_model = use_model
         self.language_hint = language_hint
+        self.rules = tuple(r for r in RULES if r in rules)
+        self._warm_lock = threading.Lock()
+        self._warmed = False
+
+    # -- the two drivers -----------------------------------------------------------------
 
     def rewrite(
         self, question: str, history: Iterable[Any] | None, *, entities: Sequence[str] = ()
@@ -262,7 +238,7 @@ class QueryRewriter:
                 reply: _Reply
                 try:
                     reply = self._model().invoke(call.messages, **call.options)
-                except Exception as exc:  # a failed call falls back, its reason in `error`
+                except Exception as exc:  # a failed call goes to the rules, reason in `error`
                     reply = exc
                 call = steps.send(reply)
         except StopIteration as done:
@@ -283,12 +259,56 @@ class QueryRewriter:
                 reply: _Reply
                 try:
                     reply = await self._model().ainvoke(call.messages, **call.options)
-                except Exception as exc:  # a failed call falls back, its reason in `error`
+                except Exception as exc:  # a failed call goes to the rules, reason in `error`
                     reply = exc
                 call = steps.send(reply)
         except StopIteration as done:
             result: RewriteResult = done.value
             return result
+
+    def warm(self) -> float:
+        """Load the embedded model and process the prompt's fixed part once; seconds taken.
+
+        llama.cpp keeps that part's KV cache, so the first follow-up then costs what the
+        others do. Does nothing (0.0) for a remote model, with ``use_model=False`` or when
+        already warm; a failed call is logged and left to the first rewrite.
+
+        Example:
+            >>> QueryRewriter(use_model=False).warm()
+            0.0
+        """
+        if not self.use_model:
+            return 0.0
+        with self._warm_lock:
+            if self._warmed or not _in_process(self._model()):
+                return 0.0
+            started = time.perf_counter()
+            try:
+                self._model().invoke(
+                    [*FIXED_MESSAGES, HumanMessage(content="Message: ?")],
+                    max_tokens=1,
+                    temperature=0.0,
+                )
+            except Exception as exc:  # warming is an optimisation: the first rewrite retries
+                _log.warning("could not warm the rewriter's model: %s", exc)
+                return 0.0
+            self._warmed = True
+            seconds = time.perf_counter() - started
+            _log.info("rewriter model warmed in %.1f s", seconds)
+            return seconds
+
+    def warm_in_background(self) -> threading.Thread | None:
+        """:meth:`warm` in a daemon thread (returned), so building a chain does not wait.
+
+        Example:
+            >>> QueryRewriter(use_model=False).warm_in_background() is None
+            True
+        """
+        if not self.use_model or self._warmed or not _in_process(self._model()):
+            return None
+        thread = threading.Thread(target=self.warm, name="rewriter-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     # -- pure steps ----------------------------------------------------------------------
 
@@ -302,9 +322,8 @@ class QueryRewriter:
             raise InvalidInputError("entities must be a sequence of names, not a string")
         question = " ".join(question.split())
         conversation = normalise_history(history)
-        turns = conversation[-self.max_history_turns :]
         detection = analyse(question, self.language_hint)
-        if detection.standalone or not turns:
+        if detection.standalone or not conversation:
             return RewriteResult(
                 original=question,
                 standalone=question,
@@ -313,183 +332,90 @@ class QueryRewriter:
                 model_calls=0,
                 latency_s=time.perf_counter() - started,
             )
-        # What the conversation opened with stays a candidate after it leaves the window.
-        # ... even when the window names enough to fill the candidate list.
-        opening = opening_names(conversation)
-        candidates = candidate_entities(turns, (*opening, *entities), always=opening)
-        # A question naming something new has moved away from the subject.
-        subject = conversation_subject((*conversation, ("user", question)))
-        plan = _Plan(question, detection, turns, candidates, started, conversation, subject)
+        names = candidate_entities(conversation, entities, limit=12)
+        window = conversation[-self.max_history_turns :]
+        plan = _Plan(question, detection, conversation, window, names, started)
         if not self.use_model:
-            decided = self._decide(plan) if self.strategy == "choice" else None
-            if decided is not None:
-                return self._result(plan, decided, "template")
-            return self._result(plan, plan.fallback(), "fallback")
+            return self._by_rules(plan, calls=0, error=None)
         return plan
 
-    def _decide(self, plan: _Plan) -> str | None:
-        """The standalone question when rules settle it without a model, else None."""
-        completed = ellipsis_rewrite(plan.question, plan.turns, plan.candidates)
-        if completed is not None:
-            return completed
-        ordinal = ordinal_referent(plan.question, plan.turns, plan.candidates)
-        if ordinal:
-            return template_rewrite(plan.question, ordinal)
-        usable = self._usable(plan)
-        if len(usable) == 1 and self._topical(plan, usable[0]) and not _names_itself(plan):
-            return template_rewrite(plan.question, usable[0])
-        continued = continued_name(plan.question, plan.turns, usable, plan.subject)
-        if continued:  # "Parle-moi de X." ... "Et la carte graphique ?": still X
-            return template_rewrite(plan.question, continued)
-        person = salient_person(plan.question, usable, plan.history) or subject_person(
-            plan.question, plan.subject
-        )
-        if person:  # "he" in a conversation about one person
-            return template_rewrite(plan.question, person)
-        return None
-
-    @staticmethod
-    def _topical(plan: _Plan, name: str) -> bool:
-        """True for a name the user brought up (at any point), or a product-like name (digit).
-
-        A lone name only from the assistant ("avec Camille", "en France") is often not what
-        the follow-up is about: the model checks it (and may answer "none").
-        """
-        if any(ch.isdigit() for ch in name):
-            return True
-        folded = fold(name)
-        return any(role == "user" and folded in fold(text) for role, text in plan.history)
-
-    @staticmethod
-    def _usable(plan: _Plan) -> list[str]:
-        """Candidates the question does not already name."""
-        folded = fold(plan.question)
-        return [c for c in plan.candidates if fold(c) not in folded]
-
     def _steps(self, plan: _Plan) -> Generator[_Call, _Reply, RewriteResult]:
-        """The rewrite as a sequence of model calls (yielded) and pure decisions."""
-        usage = _Usage()
-        if self.strategy == "choice":
-            decided = self._decide(plan)
-            if decided is not None:
-                return self._result(plan, decided, "template")
-            usable = self._usable(plan)
-            if usable and not _names_itself(plan):
-                reply = yield _Call(
-                    build_choice_messages(plan.question, plan.turns, usable),
-                    {
-                        "response_format": choice_format(usable),
-                        "temperature": 0.0,
-                        "max_tokens": _MAX_CHOICE_TOKENS,
-                    },
-                )
-                usage.count(reply)
-                if isinstance(reply, BaseException):
-                    error = f"model call failed: {type(reply).__name__}: {reply}"
-                    fallback = plan.fallback()
-                    return self._result(plan, fallback, "fallback", usage=usage, error=error)
-                raw = _text(reply)
-                try:
-                    referent = parse_choice(raw, usable)
-                except MalformedOutputError as bad:
-                    referent = ""
-                    usage.notes.append(f"{bad}: {raw[:120]!r}")
-                if referent:
-                    standalone = with_subject(
-                        template_rewrite(plan.question, referent), plan.subject, plan.question
-                    )
-                    return self._result(plan, standalone, "model", usage=usage)
-                usage.notes.append("the model chose no candidate: free rewrite")
+        """The rewrite as the model call it needs (yielded) and pure decisions."""
         reply = yield _Call(
-            build_messages(plan.question, plan.turns, plan.candidates),
-            {
-                "response_format": RESPONSE_FORMAT,
-                "temperature": 0.0,
-                "max_tokens": _MAX_NEW_TOKENS,
-            },
+            build_messages(plan.question, plan.window, plan.earlier),
+            {"response_format": RESPONSE_FORMAT, "temperature": 0.0, "max_tokens": _MAX_NEW_TOKENS},
         )
-        usage.count(reply)
-        return self._finish(plan, reply, usage)
-
-    def _finish(self, plan: _Plan, reply: _Reply, usage: _Usage) -> RewriteResult:
-        fallback = plan.fallback()
+        tokens = _output_tokens(reply)
         if isinstance(reply, BaseException):
             error = f"model call failed: {type(reply).__name__}: {reply}"
-            return self._result(plan, fallback, "fallback", usage=usage, error=error)
+            return self._by_rules(plan, calls=1, error=error)
         raw = _text(reply)
         try:
-            referent, rewrite = parse_answer(raw)
+            about, written = read_answer(raw)
         except MalformedOutputError as bad:
-            error = f"{bad}: {raw[:200]!r}"
-            return self._result(plan, fallback, "fallback", usage=usage, error=error)
-        rewrite = " ".join(rewrite.split())
-        problem = check_rewrite(rewrite, plan.question, plan.detection, plan.turns)
-        if problem is None or problem.startswith("rewrite lost"):
-            completed = self._complete_ellipsis(plan, referent, rewrite, usage)
-            if completed is not None:
-                return completed
-        if problem is None and self._unresolved(plan, rewrite):
-            if self._grounded(plan, referent):
-                # The model found the referent but copied the question: put it in.
-                candidates = (referent, *plan.candidates)
-                repaired = plan.fallback(candidates)
-                error = f"the model copied the question; its referent {referent!r} was used"
-                return self._result(plan, repaired, "fallback", usage=usage, error=error)
-            problem = "the model left the reference unresolved"
-        if problem is not None:
-            error = f"{problem}: {rewrite[:200]!r}"
-            if self._grounded(plan, referent):
-                # The model's referent is usually right even when its question is not.
-                candidates = (referent, *plan.candidates)
-                fallback = plan.fallback(candidates)
-            return self._result(plan, fallback, "fallback", usage=usage, error=error)
-        return self._result(plan, rewrite, "model", usage=usage)
-
-    def _complete_ellipsis(
-        self, plan: _Plan, referent: str, rewrite: str, usage: _Usage
-    ) -> RewriteResult | None:
-        """Repair an elliptic follow-up whose rewrite dropped its new constituent.
-
-        The model tends to return the previous question made standalone: when that rewrite
-        is a sound version of the previous user question, the missing constituent is added
-        to it (see :mod:`memory_chains.rewrite._ellipsis`); otherwise the fallback decides.
-        """
-        focus = ellipsis_focus(plan.question)
-        if focus is None or fold(focus_name(focus[1]) or focus[1]) in fold(rewrite):
-            return None
-        last_user = last_user_text(plan.turns)
-        if not last_user:
-            return None
-        base_detection = analyse(last_user, plan.detection.language)
-        if check_rewrite(rewrite, last_user, base_detection, plan.turns) is not None:
-            return None  # not a sound version of the previous question: the fallback decides
-        referents = [r for r in (referent, *plan.candidates) if r]
-        french = plan.detection.language == "fr"
-        completed = complete_ellipsis(plan.question, rewrite, referents, french=french)
-        if completed is None:
-            return None
-        note = f"elliptic question completed from the model's rewrite {rewrite[:120]!r}"
-        return self._result(plan, completed, "model", usage=usage, note=note)
-
-    @staticmethod
-    def _grounded(plan: _Plan, referent: str) -> bool:
-        """True when the model's referent is a name found in the conversation."""
-        if not referent or fold(referent) in fold(plan.question):
-            return False
-        context = fold(" ".join(text for _, text in plan.turns) + " " + " ".join(plan.candidates))
-        return fold(referent) in context
-
-    @staticmethod
-    def _unresolved(plan: _Plan, rewrite: str) -> bool:
-        explicit = _EXPLICIT.intersection(plan.detection.reasons) or (
-            "ellipsis" in plan.detection.reasons
+            return self._by_rules(plan, calls=1, error=f"{bad}: {raw[:200]!r}", tokens=tokens)
+        referents = plan.referents(about)
+        verdict = verify(written, plan.question, plan.detection, plan.history, plan.names)
+        if verdict.question is None:
+            # The model's referent is usually right even when its question is not.
+            error = f"{verdict.problem}: {written[:200]!r}"
+            return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)
+        standalone, note = verdict.question, verdict.problem
+        if plan.unresolved(standalone):
+            # "the last policy", "sa garantie" left as they were: the rules name them.
+            error = f"the model left the reference unresolved: {standalone[:200]!r}"
+            return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)
+        if referents and not all(fold(r) in fold(standalone) for r in referents):
+            # It named the referent in "about" and left it out of the question: put it in.
+            repaired = self._checked(plan, put_referent(standalone, referents, plan.history))
+            if repaired:
+                standalone = repaired
+                note = "; ".join(x for x in (note, f"referent {about!r} put in") if x)
+        return self._result(
+            plan,
+            standalone,
+            "model",
+            calls=1,
+            error=note,
+            tokens=tokens,
+            confident=standalone != plan.question or not plan.explicit,
         )
-        if not explicit:
-            return False
-        # Unresolved when the rewrite adds no content word to the question (a copy, give or
-        # take punctuation and function words).
-        added = set(tokens(fold(rewrite))) - set(tokens(fold(plan.question)))
-        return not any(len(word) >= 3 and word not in _FILLER for word in added)
+
+    def _checked(self, plan: _Plan, written: str | None) -> str | None:
+        """``written`` when it passes :func:`verify` (repaired), else None."""
+        if written is None:
+            return None
+        return verify(written, plan.question, plan.detection, plan.history, plan.names).question
+
+    def _by_rules(
+        self,
+        plan: _Plan,
+        *,
+        calls: int,
+        error: str | None,
+        tokens: int = 0,
+        referent: Sequence[str] = (),
+    ) -> RewriteResult:
+        # Completing a question that only lacks a subject ("… pour le Forfait Mistral ?")
+        # would guess it: the rules complete only explicit references.
+        rules = (
+            self.rules
+            if referent or plan.explicit
+            else tuple(r for r in self.rules if r != "completion")
+        )
+        written = rule_rewrite(
+            plan.question, plan.history, plan.names, rules, referent=list(referent)
+        )
+        standalone = self._checked(plan, written) or plan.question
+        return self._result(
+            plan,
+            standalone,
+            "rules",
+            calls=calls,
+            error=error,
+            tokens=tokens,
+            confident=bool(referent) and standalone != plan.question,
+        )
 
     def _result(
         self,
@@ -497,35 +423,26 @@ class QueryRewriter:
         standalone: str,
         method: Method,
         *,
-        usage: _Usage | None = None,
-        error: str | None = None,
-        note: str | None = None,
+        calls: int,
+        error: str | None,
+        tokens: int = 0,
+        confident: bool = True,
     ) -> RewriteResult:
-        usage = usage or _Usage()
-        notes = [*usage.notes, *(x for x in (error, note) if x)]
-        if method == "template":
-            # A template that does not name what the conversation is about gets it added
-            # (as the fallback does); the model's own wording is left as it is.
-            standalone = with_subject(standalone, plan.subject, plan.question)
+        # The question's own names count too ("Et comparé à celui de Lenovo ?").
+        names = candidate_entities((("user", plan.question),), plan.names, limit=16)
+        queries = search_queries(
+            standalone, plan.question, plan.history, names, confident=confident
+        )
         return RewriteResult(
             original=plan.question,
             standalone=standalone,
             method=method,
-            queries=self._queries(plan, standalone),
-            model_calls=usage.calls,
+            queries=queries,
+            model_calls=calls,
             latency_s=time.perf_counter() - plan.started,
-            error="; ".join(notes) or None,
-            output_tokens=usage.output_tokens,
+            error=error,
+            output_tokens=tokens,
         )
-
-    def _queries(self, plan: _Plan, standalone: str) -> tuple[str, ...]:
-        queries = [standalone]
-        last_user = last_user_text(plan.turns)
-        if last_user:
-            queries.append(f"{last_user} {plan.question}")
-        queries.append(plan.fallback())
-        unique = list(dict.fromkeys(queries))
-        return tuple(unique[: self.n_queries])
 
     # -- the model -----------------------------------------------------------------------
 
@@ -537,45 +454,16 @@ class QueryRewriter:
         return self._llm
 
 
-def continued_name(
-    question: str, turns: Sequence[Turn], usable: Sequence[str], subject: Sequence[str]
-) -> str:
-    """The conversation's subject, when the user's last turn named it alone and the question
-    only adds a noun phrase to it.
+def _in_process(model: Any) -> bool:
+    """True for the embedded llama.cpp model (loading it and its prompt cache take time)."""
+    from memory_chains.providers import ChatLlamaCpp
 
-    "Et la carte graphique ?" after "Parle-moi de l'ASUS ROG Strix G15." keeps the user's
-    own thread, whatever the answer named on the way (its processor, its GPU). Anything
-    else is left to the other rules and the model: a pronoun or a possessive ("Et il coûte
-    combien ?", "Et sa garantie ?"), a name in the question ("Et celui de Lenovo ?"),
-    "pour" ("Et pour le samedi ?"), a last user turn naming two candidates or something
-    other than the subject ("Vous livrez à Marseille ?").
-
-    Example:
-        >>> turns = [("user", "Parle-moi de l'ASUS G15."), ("assistant", "Il a une RTX 4060.")]
-        >>> continued_name("Et la carte graphique ?", turns, ["ASUS G15", "RTX 4060"], ["ASUS G15"])
-        'ASUS G15'
-        >>> continued_name("Et celui de Lenovo ?", turns, ["ASUS G15", "RTX 4060"], ["ASUS G15"])
-        ''
-    """
-    focus = ellipsis_focus(question)
-    if focus is None or focus[0] or not _ARTICLE_NOUN.fullmatch(focus[1]):
-        return ""
-    last = fold(last_user_text(turns))
-    named = [name for name in usable if fold(name) in last]
-    if len(named) != 1 or fold(named[0]) not in {fold(name) for name in subject}:
-        return ""
-    return named[0]
+    return isinstance(model, ChatLlamaCpp)
 
 
-def _names_itself(plan: _Plan) -> bool:
-    """True for an elliptic question naming its own subject ("Et celle du Lenovo ?").
-
-    What it lacks is what was asked before, which no candidate name supplies: neither a
-    template with another candidate nor the model's choice of one can write it.
-    """
-    return ellipsis_focus(plan.question) is not None and _names_own_subject(
-        plan.question, plan.candidates
-    )
+def _output_tokens(reply: _Reply) -> int:
+    usage = getattr(reply, "usage_metadata", None)
+    return int(usage.get("output_tokens", 0)) if usage else 0
 
 
 def _text(message: BaseMessage) -> str:

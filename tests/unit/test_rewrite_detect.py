@@ -6,7 +6,7 @@ import pytest
 
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.rewrite import analyse, candidate_entities, detect_language, fuse_rankings
-from memory_chains.rewrite._validate import parse_answer
+from memory_chains.rewrite._verify import read_question
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,11 @@ from memory_chains.rewrite._validate import parse_answer
         "Which one is cheaper?",
         "What happened in 1983?",
         "Are there any other interesting aspects about this article?",
+        # No pronoun, but nothing named either: an implicit object the model settles.
+        "Faut-il un dépôt de garantie ?",
+        "C'est quoi le minimum ?",
+        "Is a deposit required?",
+        "Lequel est le moins cher ?",
     ],
 )
 def test_follow_ups_need_rewriting(question: str) -> None:
@@ -41,7 +46,7 @@ def test_follow_ups_need_rewriting(question: str) -> None:
     [
         "Quel est le prix du Dell XPS 15 ?",
         "Quels sont vos horaires d'ouverture ?",
-        "Quelle est la politique de retour du magasin ?",
+        "Quelle est votre politique de retour ?",
         "Livrez-vous en Belgique ?",
         "Comment se déplacer à Édimbourg ?",
         "What is the warranty of the Dell XPS 15?",
@@ -90,15 +95,15 @@ def test_fuse_rankings_reciprocal_rank() -> None:
         fuse_rankings([["a"]], k=-1)
 
 
-def test_parse_answer_variants() -> None:
-    assert parse_answer('{"referent": "A", "question": "Q ?"}') == ("A", "Q ?")
-    assert parse_answer('{"standalone": "Q ?"}') == ("", "Q ?")
-    assert parse_answer("« Q ? »") == ("", "Q ?")
+def test_read_question_variants() -> None:
+    assert read_question('{"question": "Q ?"}') == "Q ?"
+    assert read_question('{"standalone_question": "Q ?"}') == "Q ?"
+    assert read_question("« Q ? »") == "Q ?"
     with pytest.raises(MalformedOutputError) as info:
-        parse_answer('{"answer": 3}')
+        read_question('{"answer": 3}')
     assert info.value.raw == '{"answer": 3}'
     with pytest.raises(MalformedOutputError):
-        parse_answer("   ")
+        read_question("   ")
 
 
 @pytest.mark.parametrize(
@@ -108,8 +113,10 @@ def test_parse_answer_variants() -> None:
         "memory_chains.rewrite._detect",
         "memory_chains.rewrite._entities",
         "memory_chains.rewrite._fusion",
+        "memory_chains.rewrite._queries",
         "memory_chains.rewrite._rewriter",
-        "memory_chains.rewrite._validate",
+        "memory_chains.rewrite._rules",
+        "memory_chains.rewrite._verify",
         "memory_chains.evaluation.metrics",
         "memory_chains.evaluation.rewrite",
     ],

@@ -1,0 +1,339 @@
+"""Putting a referent into a question without a model.
+
+Used when the model is off, when its rewrite was rejected (with the referent it named in
+``about``, when that name is in the conversation), and to repair a model rewrite that named
+the referent in ``about`` but left it out of the question. Three families, each switched on
+by name (``QueryRewriter(rules=...)``) so that an ablation can measure what it brings:
+
+* ``"ellipsis"``: "Et pour le samedi ?", "And in Lyon?" continue the previous user
+  question, when that one stood alone: the new constituent is added to it, or a new name
+  takes the old name's place;
+* ``"substitution"``: what stands for the referent is replaced by its name, with the
+  determiner the conversation uses for it ("sa garantie" → "la garantie du Dell XPS 15",
+  "elle couvre le vol ?" → "la Formule Nid couvre le vol ?", "le second" → "le Forfait
+  Alizé", "Is it waterproof?" → "Is the Nikon Z6 waterproof?");
+* ``"completion"``: a question with nothing to replace ("Y a un engagement ?") gets the
+  referent as a complement ("Y a un engagement pour le Forfait Mistral ?").
+
+Without a referent from the model, the referent is the name an ordinal picks in the latest
+list of names, else the most recent name of the conversation.
+
+Example:
+    >>> turns = [("user", "Quels sont les horaires du cours de Pilates ?"),
+    ...          ("assistant", "Lundi et mercredi à 18 h.")]
+    >>> rule_rewrite("Et pour le samedi ?", turns, ["Pilates"])
+    'Quels sont les horaires du cours de Pilates pour le samedi ?'
+    >>> rule_rewrite("Quelle est sa durée ?", [("user", "Le forfait Azur ?")], ["forfait Azur"])
+    'Quelle est la durée du forfait Azur ?'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from memory_chains._folding import fold
+from memory_chains._language import detect_language
+from memory_chains.rewrite._detect import analyse
+from memory_chains.rewrite._history import Turn, last_user_text
+
+__all__ = ["RULES", "name_phrase", "put_referent", "rule_rewrite"]
+
+RULES = ("ellipsis", "substitution", "completion")
+"""The rule families, in the order they are tried."""
+
+_I = re.IGNORECASE
+_OPENER = re.compile(r"^\s*(?:et|and|what about|how about)\s+(?P<rest>.+?)\s*[?!.]*\s*$", _I)
+# A constituent that qualifies the previous question (a time, a place, a public).
+_QUALIFIER = re.compile(
+    r"^(?:pour|à|a|au|aux|en|dans|chez|le|les|ce|cette|sans|avec|for|in|on|at|during|"
+    r"without|with)\b",
+    _I,
+)
+_NAME = re.compile(r"^[A-ZÀ-Þ0-9][\w'-]*(?:\s+[A-ZÀ-Þ0-9][\w'-]*)*$")
+_VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", _I)
+_DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
+
+_FR_ORDINAL = re.compile(
+    r"\b(?P<det>le|la|les|du|au|de la|à la)\s+(?P<ord>premier|première|premiere|second|"
+    r"seconde|deuxième|deuxieme|troisième|troisieme|dernier|dernière|derniere)"
+    r"(?:\s+(?!de\b|du\b|des\b)[a-zà-ÿ]+)?\b",
+    _I,
+)
+_EN_ORDINAL = re.compile(
+    r"\bthe\s+(?P<ord>first|second|third|last|former|latter)(?:\s+(?:one|plan|option|offer|"
+    r"card|policy|course|flat|house|programme|program))?\b",
+    _I,
+)
+# "the cheaper one", "the other one", "that one"; "celui à 12,99 €", "celle des bénévoles".
+_EN_ONE = re.compile(r"\b(?:the|that|this)\s+(?:\w+\s+)?one\b", _I)
+_FR_DEMONSTRATIVE = re.compile(
+    r"\b(?:celui|celle|ceux|celles)(?:-ci|-là|-la)?(?:\s+(?:à|a|de|du|des|d'|avec|en|pour|sans)"
+    r"\s*(?:\d+(?:[.,]\d+)?|[^\s,?!]+)(?:\s*[€$£%]|\s+euros?)?)?",
+    _I,
+)
+# "la résilier", "le prendre", "l'avoir signé": an object pronoun before an infinitive.
+_FR_OBJECT = re.compile(
+    r"\b(?P<pro>le|la|les|l')\s*(?P<verb>avoir\s+[a-zà-ÿ]+[ée]s?|[a-zà-ÿ]+(?:er|ir|re))\b", _I
+)
+_ORDINAL_INDEX = {
+    "premier": 0, "premiere": 0, "first": 0, "former": 0, "second": 1, "seconde": 1,
+    "deuxieme": 1, "troisieme": 2, "third": 2, "dernier": -1, "derniere": -1, "last": -1,
+    "latter": -1,
+}  # fmt: skip
+_FR_POSSESSIVE = re.compile(
+    r"\b(?P<det>sa|son|ses|leur|leurs)\s+(?P<noun>[^\W\d_][\w-]*(?:\s+(?!(?:de|du|des|pour|"
+    r"par|en|à|au|aux|avec|sans|est|sont|a|ont|coûte|coûtent|vaut)\b)[a-zà-ÿ][\w-]*){0,2}"
+    r"(?:\s+(?:de|d')\s*[a-zà-ÿ][\w-]*)?)",
+    _I,
+)
+# A subject pronoun ("elle couvre", "il a", "a-t-il", "est-elle"), not an impersonal one.
+_FR_SUBJECT = re.compile(
+    r"(?:^|(?<=[\s,]))(?P<p>il|elle|ils|elles)\s+(?!(?:y|faut|fait|pleut|reste|existe|"
+    r"s'agit|me|te|nous|vous)\b)",
+    _I,
+)
+_FR_INVERTED = re.compile(r"(?P<verb>\b[\wà-ÿ]+)-(?:t-)?(?P<p>il|elle|ils|elles)\b", _I)
+_WH = re.compile(
+    r"^\W*(?:combien|quand|où|ou|comment|quel|quelle|quels|quelles|que|qu'|pourquoi)\b", _I
+)
+_FR_THERE = re.compile(r"\blà-bas\b|\bla-bas\b", _I)
+_EN_POSSESSIVE = re.compile(r"\b(?P<det>its|their)\s+(?P<noun>[^\W\d_][\w-]*)", _I)
+_EN_PRONOUN = re.compile(r"\b(?P<p>it|they|them)\b(?!\s*'s)", _I)
+_EN_THERE = re.compile(r"(?<!\bis )(?<!\bare )\bthere\b(?!\s+(?:is|are|was|were)\b)", _I)
+_END = re.compile(r"\s*([?!.]*)\s*$")
+
+
+def name_phrase(name: str, history: Sequence[Turn]) -> str:
+    """``name`` with the determiner the conversation last put before it ("la Carte
+    Cobalt", "the Flex Account"), or alone.
+
+    Example:
+        >>> name_phrase("Forfait Mistral", [("assistant", "Le Forfait Mistral coûte 12 €.")])
+        'le Forfait Mistral'
+        >>> name_phrase("Kestrel Lite", [("assistant", "Kestrel Lite is $10.")])
+        'Kestrel Lite'
+    """
+    for _, text in reversed(history):
+        for found in reversed(list(re.finditer(re.escape(name), text, _I))):
+            det = _DETERMINER.search(text[: found.start()])
+            if det:
+                word = det.group(1).lower().replace("’", "'")
+                return f"{word}{name}" if word == "l'" else f"{word} {name}"
+            return name
+    return name
+
+
+def _of(phrase: str) -> str:
+    """French "de" + ``phrase``: "du …", "des …", "de la …", "de l'…", "d'…"."""
+    low = phrase.lower()
+    if low.startswith("le "):
+        return "du " + phrase[3:]
+    if low.startswith("les "):
+        return "des " + phrase[4:]
+    if low.startswith(("la ", "l'")):
+        return "de " + phrase
+    return f"d'{phrase}" if _VOWEL.match(phrase) else f"de {phrase}"
+
+
+def _to(phrase: str) -> str:
+    """French "à" + ``phrase``: "au …", "aux …", "à la …"."""
+    low = phrase.lower()
+    if low.startswith("le "):
+        return "au " + phrase[3:]
+    if low.startswith("les "):
+        return "aux " + phrase[4:]
+    return "à " + phrase
+
+
+def _capital(text: str, at_start: bool) -> str:
+    return text[0].upper() + text[1:] if at_start and text else text
+
+
+def _replace(question: str, match: re.Match[str], phrase: str) -> str:
+    phrase = _capital(phrase, match.start() == 0 or question[: match.start()].strip() == "")
+    return f"{question[: match.start()]}{phrase}{question[match.end() :]}"
+
+
+_IMPERSONAL_VERBS = frozenset({"faut", "fait", "pleut", "agit", "reste", "existe", "semble"})
+
+
+def _impersonal(question: str, match: re.Match[str]) -> bool:
+    """ "faut-il", "y a-t-il", "quel temps fait-il": no one to name."""
+    verb = fold(match.group("verb"))
+    before = question[: match.start()]
+    return verb in _IMPERSONAL_VERBS or bool(re.search(r"\by\s*$", before, _I))
+
+
+def _substitute(question: str, phrase: str, name: str, french: bool) -> str | None:
+    """``question`` with ``phrase`` in place of what stands for it, or None."""
+    ordinal = (_FR_ORDINAL if french else _EN_ORDINAL).search(question)
+    if ordinal:
+        det = ordinal.group(0).split()[0].lower()
+        if french and det in ("du", "au"):
+            phrase = _of(phrase) if det == "du" else _to(phrase)
+        return _replace(question, ordinal, phrase)
+    one = (_FR_DEMONSTRATIVE if french else _EN_ONE).search(question)
+    if one:
+        return _replace(question, one, phrase)
+    if french:
+        obj = _FR_OBJECT.search(question)
+        if obj:  # "on peut la résilier" → "on peut résilier l'offre Horizon"
+            return _replace(question, obj, f"{obj.group('verb')} {phrase}")
+        possessive = _FR_POSSESSIVE.search(question)
+        if possessive:
+            noun = possessive.group("noun")
+            det = {"sa": "la", "son": "le"}.get(possessive.group("det").lower(), "les")
+            head = f"l'{noun}" if det != "les" and _VOWEL.match(noun) else f"{det} {noun}"
+            return _replace(question, possessive, f"{head} {_of(phrase)}")
+        inverted = next(
+            (m for m in _FR_INVERTED.finditer(question) if not _impersonal(question, m)), None
+        )
+        if inverted and _WH.match(question):  # "Combien coûte-t-il ?" → "Combien coûte X ?"
+            return f"{question[: inverted.end('verb')]} {phrase}{question[inverted.end() :]}"
+        if inverted:  # "Est-elle remboursée ?" → "La Formule Nid est-elle remboursée ?"
+            start = inverted.start()
+            return _capital(phrase, True) + " " + question[start].lower() + question[start + 1 :]
+        subject = _FR_SUBJECT.search(question)
+        if subject:
+            return _replace(question, subject, phrase + " ")
+        there = _FR_THERE.search(question)
+        if there:
+            return _replace(question, there, "à " + name)
+        return None
+    possessive = _EN_POSSESSIVE.search(question)
+    if possessive:
+        return _replace(question, possessive, f"{phrase}'s {possessive.group('noun')}")
+    pronoun = _EN_PRONOUN.search(question)
+    if pronoun:
+        return _replace(question, pronoun, phrase)
+    there = _EN_THERE.search(question)
+    if there:
+        return _replace(question, there, "in " + name)
+    return None
+
+
+def _complete(question: str, phrase: str, french: bool) -> str:
+    """``question`` with the referent as a final complement ("… pour le Forfait Mistral ?")."""
+    end = _END.search(question)
+    body, mark = question[: end.start()] if end else question, end.group(1) if end else ""
+    joint = f" pour {phrase}" if french else f" for {phrase}"
+    space = " " if french and mark.startswith("?") else ""
+    return f"{body}{joint}{space}{mark}"
+
+
+def _choice(question: str, phrases: Sequence[str], french: bool) -> str:
+    """``question`` with the compared things as a final apposition ("…, A ou B ?")."""
+    end = _END.search(question)
+    body, mark = question[: end.start()] if end else question, end.group(1) if end else ""
+    listed = ", ".join(phrases[:-1]) + (" ou " if french else " or ") + phrases[-1]
+    space = " " if french and mark.startswith("?") else ""
+    return f"{body}, {listed}{space}{mark}"
+
+
+def put_referent(
+    question: str,
+    referent: str | Sequence[str],
+    history: Sequence[Turn],
+    rules: Collection[str] = RULES,
+) -> str | None:
+    """``question`` naming ``referent`` (substituted, else completed), or None.
+
+    Several referents (a comparison) are named together at the end.
+
+    Example:
+        >>> put_referent("elle couvre le vol ?", "Formule Nid",
+        ...              [("assistant", "La Formule Nid coûte 9 €.")])
+        'La Formule Nid couvre le vol ?'
+        >>> put_referent("Is there a limit on hotspotting?", "Kestrel Max", [])
+        'Is there a limit on hotspotting for Kestrel Max?'
+        >>> put_referent("Lequel a la 5G ?", ["Forfait Alizé", "Forfait Mistral"],
+        ...              [("assistant", "Le Forfait Alizé et le Forfait Mistral.")])
+        'Lequel a la 5G, le Forfait Alizé ou le Forfait Mistral ?'
+    """
+    french = detect_language(question) == "fr"
+    if not isinstance(referent, str):
+        missing = [r for r in referent if r and fold(r) not in fold(question)]
+        if len(missing) < 2 or "completion" not in rules:
+            return put_referent(question, missing[0], history, rules) if missing else None
+        return _choice(question, [name_phrase(r, history) for r in missing], french)
+    if not referent or fold(referent) in fold(question):
+        return None
+    phrase = name_phrase(referent, history)
+    if "substitution" in rules:
+        written = _substitute(question, phrase, referent, french)
+        if written is not None:
+            return " ".join(written.split())
+    if "completion" in rules:
+        return _complete(question, phrase, french)
+    return None
+
+
+def _ellipsis(question: str, turns: Sequence[Turn], names: Sequence[str]) -> str | None:
+    match = _OPENER.match(question)
+    previous = last_user_text(turns)
+    if match is None or not previous or "?" not in previous:
+        return None
+    if not analyse(previous).standalone:
+        return None
+    focus = match.group("rest")
+    if len(focus.split()) > 5:
+        return None
+    base = previous.rstrip(" ?").rstrip()
+    if _NAME.match(focus):
+        for old in names:
+            found = re.search(re.escape(old), base, _I)
+            if found and fold(old) != fold(focus):
+                return f"{base[: found.start()]}{focus}{base[found.end() :]} ?"
+        return None
+    if _QUALIFIER.match(focus):
+        space = " " if detect_language(previous) == "fr" else ""
+        return f"{base} {focus}{space}?"
+    return None
+
+
+def _ordinal_pick(question: str, turns: Sequence[Turn], names: Sequence[str]) -> str | None:
+    """The name an ordinal designates in the latest turn that names two or more of them."""
+    match = _FR_ORDINAL.search(question) or _EN_ORDINAL.search(question)
+    if match is None:
+        return None
+    index = _ORDINAL_INDEX.get(fold(match.group("ord")))
+    if index is None:
+        return None
+    for _, text in reversed(turns):
+        folded = fold(text)
+        listed = sorted((folded.find(fold(n)), n) for n in names if fold(n) in folded)
+        if len(listed) >= 2:
+            try:
+                return listed[index][1]
+            except IndexError:
+                return None
+    return None
+
+
+def rule_rewrite(
+    question: str,
+    turns: Sequence[Turn],
+    names: Sequence[str],
+    rules: Collection[str] = RULES,
+    *,
+    referent: str | Sequence[str] = "",
+) -> str | None:
+    """The standalone question the ``rules`` can write, or ``None``.
+
+    Args:
+        question: the follow-up.
+        turns: the conversation before it.
+        names: the conversation's names, most recent first.
+        rules: which families to try (see :data:`RULES`).
+        referent: what the question is about, when known (the model's ``about``).
+    """
+    if "ellipsis" in rules and not referent:
+        written = _ellipsis(question, turns, names)
+        if written is not None:
+            return " ".join(written.split())
+    folded = fold(question)
+    chosen = referent or _ordinal_pick(question, turns, names)
+    if not chosen:
+        chosen = next((n for n in names if fold(n) not in folded), "")
+    return put_referent(question, chosen, turns, rules)
