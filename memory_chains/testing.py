@@ -53,6 +53,7 @@ class ScriptedChatModel(BaseChatModel):
     replies: list[Any] = Field(default_factory=list)
     default: str = ""
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _options: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -63,8 +64,14 @@ class ScriptedChatModel(BaseChatModel):
         """The messages of every call made to this instance, in order."""
         return self._calls
 
-    def _next_text(self, messages: list[BaseMessage]) -> str:
+    @property
+    def call_options(self) -> list[dict[str, Any]]:
+        """The options (``response_format``, ``max_tokens``…) of every call, in order."""
+        return self._options
+
+    def _next_text(self, messages: list[BaseMessage], options: dict[str, Any]) -> str:
         self._calls.append(list(messages))
+        self._options.append(dict(options))
         index = len(self._calls) - 1
         reply: Reply = self.replies[index] if index < len(self.replies) else self.default
         if isinstance(reply, BaseException):
@@ -80,7 +87,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text = _apply_stop(self._next_text(messages), stop)
+        text = _apply_stop(self._next_text(messages, kwargs), stop)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _stream(
@@ -90,7 +97,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        text = _apply_stop(self._next_text(messages), stop)
+        text = _apply_stop(self._next_text(messages, kwargs), stop)
         for piece in re.findall(r"\S+\s*|\s+", text):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:

@@ -11,7 +11,11 @@
   rewrites, the question copied as the baseline;
 * ``--entities rules``: feed each item's history to an entity memory (rule extractor, no
   model call) and give its names to the rewriter;
-* ``--no-model``: rules only; ``--rules`` chooses the rule families (ablation).
+* ``--no-model``: rules only; ``--rules`` chooses the rule families (ablation);
+* ``--rewriter plain|copy``: measure an anchor instead (a plain 4-shot prompt on the same
+  model; the question copied); ``--anchor``: also run the plain 4-shot prompt on the same
+  items, in the same run, and report the time ratio against it (this machine's speed varies
+  from day to day; the ratio does not).
 
 With ``--json`` the last line printed is one JSON object with every metric.
 """
@@ -62,6 +66,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--k", type=int, default=3, help="hit@k cut-off (default 3)")
     parser.add_argument("--no-model", action="store_true", help="rules only, no model call")
     parser.add_argument("--rules", help="comma-separated rule families (default: all; '' none)")
+    parser.add_argument("--rewriter", choices=("ours", "plain", "copy"), default="ours",
+                        help="what to measure: ours (default) or an anchor")  # fmt: skip
+    parser.add_argument("--anchor", action="store_true",
+                        help="also run the plain 4-shot anchor; report the time ratio")  # fmt: skip
     parser.add_argument("--verbose", action="store_true", help="print every item")
     parser.add_argument("--save", metavar="FILE", help="write every item as JSON lines")
     parser.add_argument("--json", action="store_true", help="print the report as JSON last")
@@ -79,50 +87,72 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InvalidInputError("--k must be at least 1")
+    from memory_chains.evaluation.baseline import CopyRewriter, PlainFewShotRewriter
+
     settings = load_settings()
     rules = RULES if args.rules is None else tuple(r for r in args.rules.split(",") if r)
-    llm = None if args.no_model else get_chat_model(settings)
-    rewriter = QueryRewriter(llm, use_model=not args.no_model, rules=rules)
+    llm = None if args.no_model and args.rewriter == "ours" else get_chat_model(settings)
+    rewriter: Any = {
+        "ours": lambda: QueryRewriter(llm, use_model=not args.no_model, rules=rules),
+        "plain": lambda: PlainFewShotRewriter(llm),
+        "copy": CopyRewriter,
+    }[args.rewriter]()
     progress = progress_printer(sys.stderr.isatty())
     print(describe_providers(settings), file=sys.stderr)
     warm = rewriter.warm()
     if warm:
         print(f"model warmed in {warm:.1f} s (not counted below)", file=sys.stderr)
-    report: dict[str, Any]
-    if args.cast or args.canard:
-        rows = (
-            harness.cast_rows(args.cast, args.limit, args.seed)
-            if args.cast
-            else harness.canard_rows(args.canard, args.limit, args.seed)
-        )
-        report = harness.evaluate_references(rows, rewriter, progress=progress)
-        print(f"{'CAsT' if args.cast else 'CANARD'} follow-ups (n={report['n']})")
-        keys = _TEXT_KEYS
-    else:
-        entity_memory = None
-        if args.entities == "rules":
-            from memory_chains.entities import EntityTracker, RuleEntityExtractor
 
-            extractor = RuleEntityExtractor()
+    text_only = bool(args.cast or args.canard)
+    rows: list[Any] = []
+    entity_memory = None
+    if args.cast:
+        rows = harness.cast_rows(args.cast, args.limit, args.seed)
+    elif args.canard:
+        rows = harness.canard_rows(args.canard, args.limit, args.seed)
+    elif args.entities == "rules":
+        from memory_chains.entities import EntityTracker, RuleEntityExtractor
 
-            def entity_memory() -> EntityTracker:
-                return EntityTracker(extractor)
+        extractor = RuleEntityExtractor()
 
-        legacy = args.set in ("legacy", "far")
-        shipped = {"legacy": harness.DEV_DATASET, "far": harness.FAR_DATASET}
-        dataset = args.dataset or shipped.get(args.set) or harness.FOLLOWUP_SETS[args.set]
-        corpus = args.corpus or (harness.DEV_CORPUS if legacy else harness.FOLLOWUP_CORPUS)
-        print(f"dataset {dataset}, rules {','.join(rules) or 'none'}", file=sys.stderr)
-        report = harness.evaluate_rewrites(
+        def entity_memory() -> EntityTracker:
+            return EntityTracker(extractor)
+
+    legacy = args.set in ("legacy", "far")
+    shipped = {"legacy": harness.DEV_DATASET, "far": harness.FAR_DATASET}
+    dataset = args.dataset or shipped.get(args.set) or harness.FOLLOWUP_SETS[args.set]
+    corpus = args.corpus or (harness.DEV_CORPUS if legacy else harness.FOLLOWUP_CORPUS)
+
+    def evaluate(measured: Any) -> dict[str, Any]:
+        if text_only:
+            return harness.evaluate_references(rows, measured, progress=progress)
+        return harness.evaluate_rewrites(
             corpus,
             dataset,
-            rewriter,
+            measured,
             get_embeddings(settings),
             k=args.k,
             progress=progress,
             entity_memory=entity_memory,
         )
+
+    if text_only:
+        print(f"{'CAsT' if args.cast else 'CANARD'} follow-ups (n={len(rows)})")
+        keys = _TEXT_KEYS
+    else:
+        print(f"dataset {dataset}, rules {','.join(rules) or 'none'}", file=sys.stderr)
         keys = tuple(key.replace("@3", f"@{args.k}") for key in _KEYS)
+    report = evaluate(rewriter)
+    if args.anchor:
+        anchor = PlainFewShotRewriter(llm or get_chat_model(settings))
+        anchor.warm()
+        anchored = evaluate(anchor)
+        anchored.pop("items")
+        report["anchor"] = {k: v for k, v in anchored.items() if not k.startswith("by_")}
+        if report.get("secs_per_item") and anchored.get("secs_per_item"):
+            report["time_ratio_to_anchor"] = round(
+                report["secs_per_item"] / anchored["secs_per_item"], 3
+            )
     items = report.pop("items")
     if args.verbose:
         for item in items:
@@ -136,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
             for item in items:
                 handle.write(json.dumps(item, ensure_ascii=False) + "\n")
     _table(report, keys)
+    if "anchor" in report:
+        print("anchor (plain 4-shot prompt, same model, same run):")
+        _table(report["anchor"], keys)
+        print(f"time ratio to the anchor: {fmt(report.get('time_ratio_to_anchor'))}")
     report["items"] = items
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

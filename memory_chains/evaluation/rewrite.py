@@ -47,9 +47,9 @@ import random
 import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -57,7 +57,6 @@ from langchain_core.embeddings import Embeddings
 from memory_chains.errors import InvalidInputError
 from memory_chains.evaluation.metrics import bleu4, fold, rouge1_f1, rouge1_recall
 from memory_chains.rewrite import (
-    QueryRewriter,
     RewriteResult,
     detect_language,
     entity_hints,
@@ -70,6 +69,7 @@ __all__ = [
     "FAR_DATASET",
     "FOLLOWUP_CORPUS",
     "FOLLOWUP_SETS",
+    "Rewriter",
     "appended",
     "canard_history",
     "canard_rows",
@@ -102,6 +102,17 @@ FAR_DATASET = _DATA / "rewrite_far_referents.jsonl"
 with other names in between (``--set far``)."""
 
 Progress = Callable[[int, int], None]
+
+
+class Rewriter(Protocol):
+    """What the harnesses measure: :class:`~memory_chains.rewrite.QueryRewriter`, or an
+    anchor of :mod:`memory_chains.evaluation.baseline`."""
+
+    def rewrite(
+        self, question: str, history: Iterable[Any] | None, *, entities: Sequence[str] = ()
+    ) -> RewriteResult:
+        """Rewrite one follow-up."""
+        ...
 
 
 def split_of(item_id: str) -> str:
@@ -274,7 +285,7 @@ def _text_scores(item: dict[str, Any], standalone: str, question: str, reference
 def evaluate_rewrites(
     corpus_path: str | Path,
     dataset_path: str | Path,
-    rewriter: QueryRewriter,
+    rewriter: Rewriter,
     embeddings: Embeddings,
     k: int = 3,
     *,
@@ -452,7 +463,7 @@ Row = tuple[str, list[tuple[str, str]], str, str]
 
 def evaluate_references(
     rows: Sequence[Row],
-    rewriter: QueryRewriter,
+    rewriter: Rewriter,
     *,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
@@ -555,7 +566,7 @@ def cast_rows(path: str | Path, limit: int | None = None, seed: int = 0) -> list
 
 def evaluate_canard(
     path: str | Path,
-    rewriter: QueryRewriter,
+    rewriter: Rewriter,
     limit: int | None = None,
     seed: int = 0,
     *,

@@ -18,7 +18,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_TOKEN = re.compile(r"\b(?:[ldjmnstc]|qu)'(?=\w)|\w[\w'-]*|[.!?;:,()\"«»]", re.UNICODE | re.I)
+_TOKEN = re.compile(r"\b(?:[ldjmnstc]|qu)'(?=\w)|\w[\w'-]*|[.!?;:,()\"«»€$£%]", re.UNICODE | re.I)
 _CONNECTORS = frozenset({"of", "de", "du", "des", "the", "la", "le", "and", "&", "von"})
 _COMMON = _words(
     """
@@ -40,6 +40,7 @@ _UNITS = _words(
     go mo to ko gb mb tb kb ghz mhz hz mah wh kg g cm mm km h min eur usd ram
     """
 )
+_MEASURES = _words("h l ans an mois jours jour euros euro dollars pounds years months days")
 _MAX_TOKENS = 6
 
 
@@ -47,6 +48,17 @@ def _is_name_token(tok: str) -> bool:
     if tok.lower() in _UNITS or tok[:1].isdigit() or tok.endswith("'"):
         return False
     return tok[:1].isupper() or (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))
+
+
+def _model_number(toks: Sequence[str], j: int) -> bool:
+    """True for a number that is part of a name ("XPS 15"), not an amount or a measure
+    after it ("2 099 €", "48 h", "40 L")."""
+    if not toks[j].isdigit():
+        return False
+    after = toks[j + 1] if j + 1 < len(toks) else ""
+    return not (
+        after.isdigit() or (after and after in "€$£%") or after.lower() in _UNITS | _MEASURES
+    )
 
 
 def _names_in(text: str) -> list[str]:
@@ -65,7 +77,7 @@ def _names_in(text: str) -> list[str]:
         j = i + 1
         while j < len(toks) and len(run) < _MAX_TOKENS:
             nxt = toks[j]
-            if _is_name_token(nxt) or nxt.isdigit() or nxt.upper() == "RAM":
+            if _is_name_token(nxt) or _model_number(toks, j) or nxt.upper() == "RAM":
                 run.append(nxt)
                 j += 1
             elif (

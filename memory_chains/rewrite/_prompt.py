@@ -24,23 +24,30 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._history import Turn
 
-__all__ = ["RESPONSE_FORMAT", "build_messages", "render_request"]
+__all__ = ["build_messages", "render_request", "response_format"]
 
-RESPONSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "about": {"type": "string", "maxLength": 160},
-        "question": {"type": "string", "maxLength": 300},
-    },
-    "required": ["about", "question"],
-    "additionalProperties": False,
-}
-RESPONSE_FORMAT: dict[str, Any] = {
-    "type": "json_schema",
-    "json_schema": {"name": "standalone_question", "schema": RESPONSE_SCHEMA},
-}
+
+def response_format(names: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of the answer: ``about`` can only hold ``names``.
+
+    Example:
+        >>> response_format(["Forfait Alizé"])["json_schema"]["schema"]["properties"]["about"]
+        {'type': 'array', 'items': {'type': 'string', 'enum': ['Forfait Alizé']}, 'maxItems': 3}
+    """
+    about: dict[str, Any] = {"type": "array", "maxItems": 3 if names else 0}
+    if names:
+        about = {"type": "array", "items": {"type": "string", "enum": list(names)}, "maxItems": 3}
+    schema = {
+        "type": "object",
+        "properties": {"about": about, "question": {"type": "string", "maxLength": 300}},
+        "required": ["about", "question"],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": "standalone_question", "schema": schema}}
+
 
 # The model first says what the message is about ("about"), then writes the question: having
 # named the referent, a small model leaves it out of the question far less often, and code
@@ -48,11 +55,11 @@ RESPONSE_FORMAT: dict[str, Any] = {
 INSTRUCTIONS = """\
 The user's last message is a follow-up in a conversation. Rewrite it as a standalone \
 question that a search engine understands without the conversation.
-1. "about": what the message is about, as the conversation names it: the product, offer, \
-place or person a pronoun, "celui-ci", "le second", "là-bas", "it", "the other one" stands \
-for, or that an elliptic message ("Et pour …", "What about …", "Y a un engagement ?") \
-leaves out. Several names, separated by " ; ", when the message compares or chooses \
-between things. "" only when the message itself names what it is about.
+1. "about": which of the listed names the message is about: the product, offer, place or \
+person a pronoun, "celui-ci", "le second", "là-bas", "it", "the other one" stands for, or \
+that an elliptic message ("Et pour …", "What about …", "Y a un engagement ?") leaves out. \
+Every name compared when the message compares or chooses between things. [] when the \
+message itself names what it is about, or moves to a new subject.
 2. "question": the message rewritten so that it names "about", in the message's language, \
 keeping the user's words. When "Et pour …" changes the aspect, ask the new aspect about \
 the same thing. Never answer, no parentheses.
@@ -60,14 +67,14 @@ Reply with JSON only."""
 
 # (turns, message, about, standalone question). None of these sentences is in an
 # evaluation set (a test checks it).
-_EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
+_EXAMPLES: tuple[tuple[tuple[Turn, ...], str, list[str], str], ...] = (
     (
         (
             ("user", "Je regarde le vélo Orbea Vibe H30 et le Cube Touring Hybrid."),
             ("assistant", "Le Orbea Vibe H30 coûte 2 399 € et le Cube Touring Hybrid 2 099 €."),
         ),
         "Quelle est l'autonomie de la batterie du second ?",
-        "Cube Touring Hybrid",
+        ["Cube Touring Hybrid"],
         "Quelle est l'autonomie de la batterie du Cube Touring Hybrid ?",
     ),
     (
@@ -76,7 +83,7 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("assistant", "Oui, il reste trois places à l'atelier pâtisserie du jeudi, 65 €."),
         ),
         "Et pour annuler ?",
-        "atelier pâtisserie du jeudi",
+        [],
         "Comment annuler l'atelier pâtisserie du jeudi ?",
     ),
     (
@@ -87,17 +94,17 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("assistant", "Oui, il est inclus dans tous les tarifs."),
         ),
         "faut-il verser un acompte ?",
-        "hôtel Les Tilleuls",
+        ["Les Tilleuls"],
         "Faut-il verser un acompte pour l'hôtel Les Tilleuls ?",
     ),
     (
         (
-            ("user", "Quelle est la différence entre le pass Musées 48 h et le pass 72 h ?"),
-            ("assistant", "Le pass 72 h inclut les transports en commun, pas le pass 48 h."),
+            ("user", "Quelle est la différence entre le pass Ambre et le pass Topaze ?"),
+            ("assistant", "Le pass Topaze inclut les transports en commun, pas le pass Ambre."),
         ),
         "Lequel est le moins cher pour une famille ?",
-        "pass Musées 48 h ; pass 72 h",
-        "Lequel est le moins cher pour une famille, le pass Musées 48 h ou le pass 72 h ?",
+        ["Ambre", "Topaze"],
+        "Lequel est le moins cher pour une famille, le pass Ambre ou le pass Topaze ?",
     ),
     (
         (
@@ -105,7 +112,7 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("assistant", "Le terreau Florabelle potager est à 8,90 € le sac de 40 L."),
         ),
         "il est bio ?",
-        "terreau Florabelle potager",
+        ["Florabelle"],
         "Le terreau Florabelle potager est-il bio ?",
     ),
     (
@@ -114,7 +121,7 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("assistant", "Il est à 8,90 € le sac."),
         ),
         "Vous livrez à domicile ?",
-        "",
+        [],
         "Vous livrez à domicile ?",
     ),
     (
@@ -123,7 +130,7 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("assistant", "PurrFect Salmon is grain-free and comes in 2 kg and 7 kg bags."),
         ),
         "ok is it suitable for kittens?",
-        "PurrFect Salmon kibble",
+        ["PurrFect Salmon"],
         "Is PurrFect Salmon kibble suitable for kittens?",
     ),
     (
@@ -132,7 +139,7 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("user", "How is it different from a reflecting telescope?"),
         ),
         "Which one is better for beginners?",
-        "refracting telescope ; reflecting telescope",
+        [],
         "Which one is better for beginners, a refracting telescope or a reflecting telescope?",
     ),
     (
@@ -141,7 +148,7 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("assistant", "In Brest (five days), Lorient (three days) and Vannes (a weekend)."),
         ),
         "what about the last one, is lunch included?",
-        "Vannes sailing course",
+        ["Vannes"],
         "Is lunch included in the Vannes sailing course?",
     ),
     (
@@ -150,11 +157,13 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, str, str], ...] = (
             ("user", "Can it cause a fever?"),
         ),
         "How do antihistamines work?",
-        "",
+        [],
         "How do antihistamines work?",
     ),
 )
 
+_MAX_NAMES = 8
+"""Names listed to the model (the conversation's, most recent first)."""
 _USER_WORDS = 30
 _LAST_ANSWER_WORDS = 32
 _ANSWER_WORDS = 18
@@ -165,21 +174,22 @@ def _clip(text: str, words: int) -> str:
     return text if len(parts) <= words else " ".join(parts[:words]) + " …"
 
 
-def render_request(question: str, turns: Sequence[Turn], earlier: Sequence[str] = ()) -> str:
-    """The variable part of the prompt: older names, the latest turns, the message.
+def render_request(question: str, turns: Sequence[Turn], names: Sequence[str] = ()) -> str:
+    """The variable part of the prompt: the conversation's names, its latest turns, the
+    message.
 
     The last answer keeps more words than the earlier ones: it is what the message most
     often continues.
 
     Example:
         >>> print(render_request("Et le prix ?", [("user", "Le vélo Orbea ?"),
-        ...                      ("assistant", "En stock.")], ["Cube Touring"]))
-        Earlier names: Cube Touring
+        ...                      ("assistant", "En stock.")], ["Orbea", "Cube Touring"]))
+        Names: Orbea; Cube Touring
         User: Le vélo Orbea ?
         Assistant: En stock.
         Message: Et le prix ?
     """
-    lines = [f"Earlier names: {'; '.join(earlier)}"] if earlier else []
+    lines = [f"Names: {'; '.join(names) if names else '(none)'}"]
     last_answer = max((i for i, (role, _) in enumerate(turns) if role != "user"), default=-1)
     for index, (role, text) in enumerate(turns):
         if role == "user":
@@ -191,14 +201,15 @@ def render_request(question: str, turns: Sequence[Turn], earlier: Sequence[str] 
     return "\n".join(lines)
 
 
-def _answer(about: str, question: str) -> str:
+def _answer(about: list[str], question: str) -> str:
     return json.dumps({"about": about, "question": question}, ensure_ascii=False)
 
 
 def _fixed_messages() -> tuple[BaseMessage, ...]:
     messages: list[BaseMessage] = [SystemMessage(content=INSTRUCTIONS)]
     for turns, message, about, standalone in _EXAMPLES:
-        messages.append(HumanMessage(content=render_request(message, turns)))
+        names = candidate_entities(turns, limit=_MAX_NAMES)
+        messages.append(HumanMessage(content=render_request(message, turns, names)))
         messages.append(AIMessage(content=_answer(about, standalone)))
     return tuple(messages)
 
@@ -208,10 +219,10 @@ FIXED_MESSAGES = _fixed_messages()
 
 
 def build_messages(
-    question: str, turns: Sequence[Turn], earlier: Sequence[str] = ()
+    question: str, turns: Sequence[Turn], names: Sequence[str] = ()
 ) -> list[BaseMessage]:
     """The fixed messages, then the request for this question."""
-    return [*FIXED_MESSAGES, HumanMessage(content=render_request(question, turns, earlier))]
+    return [*FIXED_MESSAGES, HumanMessage(content=render_request(question, turns, names))]
 
 
 def example_texts() -> list[str]:

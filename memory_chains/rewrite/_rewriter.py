@@ -38,7 +38,7 @@ from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._history import Turn, normalise_history
-from memory_chains.rewrite._prompt import FIXED_MESSAGES, RESPONSE_FORMAT, build_messages
+from memory_chains.rewrite._prompt import FIXED_MESSAGES, build_messages, response_format
 from memory_chains.rewrite._queries import search_queries
 from memory_chains.rewrite._rules import RULES, put_referent, rule_rewrite
 from memory_chains.rewrite._verify import read_answer, verify
@@ -49,9 +49,9 @@ _log = logging.getLogger(__name__)
 
 Method = Literal["unchanged", "model", "rules"]
 
-_MAX_NEW_TOKENS = 96
-# Names the model sees beyond its window of turns (the entity memory's, the oldest turns').
-_MAX_EARLIER_NAMES = 6
+_MAX_NEW_TOKENS = 64
+# Names the model may choose its referent from (the conversation's and the entity memory's).
+_MAX_LISTED = 8
 
 
 @dataclass(frozen=True)
@@ -155,10 +155,9 @@ class _Plan:
         return found[:4]
 
     @property
-    def earlier(self) -> list[str]:
-        """Names the model's window does not show."""
-        shown = fold(" ".join(text for _, text in self.window))
-        return [n for n in self.names if fold(n) not in shown][:_MAX_EARLIER_NAMES]
+    def listed(self) -> tuple[str, ...]:
+        """The names shown to the model, which its ``about`` must choose from."""
+        return self.names[:_MAX_LISTED]
 
 
 class QueryRewriter:
@@ -342,8 +341,12 @@ class QueryRewriter:
     def _steps(self, plan: _Plan) -> Generator[_Call, _Reply, RewriteResult]:
         """The rewrite as the model call it needs (yielded) and pure decisions."""
         reply = yield _Call(
-            build_messages(plan.question, plan.window, plan.earlier),
-            {"response_format": RESPONSE_FORMAT, "temperature": 0.0, "max_tokens": _MAX_NEW_TOKENS},
+            build_messages(plan.question, plan.window, plan.listed),
+            {
+                "response_format": response_format(plan.listed),
+                "temperature": 0.0,
+                "max_tokens": _MAX_NEW_TOKENS,
+            },
         )
         tokens = _output_tokens(reply)
         if isinstance(reply, BaseException):

@@ -2,12 +2,11 @@
 
 Used when the model is off, when its rewrite was rejected (with the referent it named in
 ``about``, when that name is in the conversation), and to repair a model rewrite that named
-the referent in ``about`` but left it out of the question. Three families, each switched on
-by name (``QueryRewriter(rules=...)``) so that an ablation can measure what it brings:
+the referent in ``about`` but left it out of the question. Two families, each switched on
+by name (``QueryRewriter(rules=...)``) so that an ablation can measure what it brings
+(``memory-chains eval rewrite --rules …``; a family completing elliptic questions from the
+previous one was measured and dropped: it paid nothing beside the model, one item without):
 
-* ``"ellipsis"``: "Et pour le samedi ?", "And in Lyon?" continue the previous user
-  question, when that one stood alone: the new constituent is added to it, or a new name
-  takes the old name's place;
 * ``"substitution"``: what stands for the referent is replaced by its name, with the
   determiner the conversation uses for it ("sa garantie" → "la garantie du Dell XPS 15",
   "elle couvre le vol ?" → "la Formule Nid couvre le vol ?", "le second" → "le Forfait
@@ -19,10 +18,6 @@ Without a referent from the model, the referent is the name an ordinal picks in 
 list of names, else the most recent name of the conversation.
 
 Example:
-    >>> turns = [("user", "Quels sont les horaires du cours de Pilates ?"),
-    ...          ("assistant", "Lundi et mercredi à 18 h.")]
-    >>> rule_rewrite("Et pour le samedi ?", turns, ["Pilates"])
-    'Quels sont les horaires du cours de Pilates pour le samedi ?'
     >>> rule_rewrite("Quelle est sa durée ?", [("user", "Le forfait Azur ?")], ["forfait Azur"])
     'Quelle est la durée du forfait Azur ?'
 """
@@ -34,23 +29,14 @@ from collections.abc import Collection, Sequence
 
 from memory_chains._folding import fold
 from memory_chains._language import detect_language
-from memory_chains.rewrite._detect import analyse
-from memory_chains.rewrite._history import Turn, last_user_text
+from memory_chains.rewrite._history import Turn
 
 __all__ = ["RULES", "name_phrase", "put_referent", "rule_rewrite"]
 
-RULES = ("ellipsis", "substitution", "completion")
+RULES = ("substitution", "completion")
 """The rule families, in the order they are tried."""
 
 _I = re.IGNORECASE
-_OPENER = re.compile(r"^\s*(?:et|and|what about|how about)\s+(?P<rest>.+?)\s*[?!.]*\s*$", _I)
-# A constituent that qualifies the previous question (a time, a place, a public).
-_QUALIFIER = re.compile(
-    r"^(?:pour|à|a|au|aux|en|dans|chez|le|les|ce|cette|sans|avec|for|in|on|at|during|"
-    r"without|with)\b",
-    _I,
-)
-_NAME = re.compile(r"^[A-ZÀ-Þ0-9][\w'-]*(?:\s+[A-ZÀ-Þ0-9][\w'-]*)*$")
 _VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", _I)
 _DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
 
@@ -269,29 +255,6 @@ def put_referent(
     return None
 
 
-def _ellipsis(question: str, turns: Sequence[Turn], names: Sequence[str]) -> str | None:
-    match = _OPENER.match(question)
-    previous = last_user_text(turns)
-    if match is None or not previous or "?" not in previous:
-        return None
-    if not analyse(previous).standalone:
-        return None
-    focus = match.group("rest")
-    if len(focus.split()) > 5:
-        return None
-    base = previous.rstrip(" ?").rstrip()
-    if _NAME.match(focus):
-        for old in names:
-            found = re.search(re.escape(old), base, _I)
-            if found and fold(old) != fold(focus):
-                return f"{base[: found.start()]}{focus}{base[found.end() :]} ?"
-        return None
-    if _QUALIFIER.match(focus):
-        space = " " if detect_language(previous) == "fr" else ""
-        return f"{base} {focus}{space}?"
-    return None
-
-
 def _ordinal_pick(question: str, turns: Sequence[Turn], names: Sequence[str]) -> str | None:
     """The name an ordinal designates in the latest turn that names two or more of them."""
     match = _FR_ORDINAL.search(question) or _EN_ORDINAL.search(question)
@@ -328,10 +291,6 @@ def rule_rewrite(
         rules: which families to try (see :data:`RULES`).
         referent: what the question is about, when known (the model's ``about``).
     """
-    if "ellipsis" in rules and not referent:
-        written = _ellipsis(question, turns, names)
-        if written is not None:
-            return " ".join(written.split())
     folded = fold(question)
     chosen = referent or _ordinal_pick(question, turns, names)
     if not chosen:

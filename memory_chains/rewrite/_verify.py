@@ -100,8 +100,10 @@ def read_answer(raw: str) -> tuple[str, str]:
     text = (raw or "").strip()
     if "{" in text:
         value = parse_json_object(text)
-        about = value.get("about")
-        about = " ".join(about.split()) if isinstance(about, str) else ""
+        found_about = value.get("about")
+        if isinstance(found_about, list):
+            found_about = " ; ".join(str(a) for a in found_about if isinstance(a, str))
+        about = " ".join(found_about.split()) if isinstance(found_about, str) else ""
         for key in _KEYS:
             found = value.get(key)
             if isinstance(found, str) and found.strip():

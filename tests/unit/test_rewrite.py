@@ -71,7 +71,7 @@ def test_prompt_is_the_fixed_prefix_then_the_conversation() -> None:
     assert request.content.endswith("Message: Et sa carte graphique ?")
 
 
-def test_names_beyond_the_window_are_listed_for_the_model() -> None:
+def test_the_conversations_names_are_listed_for_the_model() -> None:
     history = [
         ("user", "Je compare le Dell XPS 15 et le Lenovo ThinkPad X1."),
         ("assistant", "Deux bons choix."),
@@ -81,8 +81,11 @@ def test_names_beyond_the_window_are_listed_for_the_model() -> None:
     llm = ScriptedChatModel(replies=[answer("Quelle est la garantie du Dell XPS 15 ?")])
     QueryRewriter(llm, max_history_turns=2).rewrite("Et la garantie du premier ?", history)
     request = llm.calls[0][-1].content
-    assert request.startswith("Earlier names: ") and "Dell XPS 15" in request.splitlines()[0]
+    # Names beyond the window stay listed; the model's "about" can only choose among them.
+    assert request.startswith("Names: ") and "Dell XPS 15" in request.splitlines()[0]
     assert "Je compare" not in request
+    schema = llm.call_options[0]["response_format"]["json_schema"]["schema"]
+    assert set(schema["properties"]["about"]["items"]["enum"]) >= {"Dell XPS 15"}
 
 
 @pytest.mark.parametrize(
