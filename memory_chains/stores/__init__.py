@@ -12,7 +12,9 @@
 
 :func:`open_store` maps a URL to a backend; backends' drivers are imported only when chosen.
 :func:`export_user` and :func:`forget_user` gather or erase everything a store holds about
-a user, on any backend; :func:`forget_session` erases one session.
+a user, on any backend; :func:`forget_session` erases one session. Both leave a
+:class:`Tombstone` so that nothing more is stored about them until :func:`readmit_user` /
+:func:`readmit_session`.
 
 Example:
     >>> store = open_store("memory://")
@@ -33,12 +35,20 @@ from memory_chains.stores._base import (
     Document,
     Namespace,
     SummaryState,
+    Tombstone,
     Turn,
     validate_id,
     validate_namespace,
 )
 from memory_chains.stores._memory import InMemoryStore
-from memory_chains.stores._privacy import ForgetResult, export_user, forget_session, forget_user
+from memory_chains.stores._privacy import (
+    ForgetResult,
+    export_user,
+    forget_session,
+    forget_user,
+    readmit_session,
+    readmit_user,
+)
 from memory_chains.stores._resilient import ResilienceStats, ResilientStore
 
 if TYPE_CHECKING:
@@ -58,11 +68,14 @@ __all__ = [
     "ResilientStore",
     "SQLiteStore",
     "SummaryState",
+    "Tombstone",
     "Turn",
     "export_user",
     "forget_session",
     "forget_user",
     "open_store",
+    "readmit_session",
+    "readmit_user",
     "validate_id",
     "validate_namespace",
 ]

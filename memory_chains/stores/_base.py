@@ -42,15 +42,25 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from memory_chains.errors import InvalidInputError
+from memory_chains._json import MAX_JSON_DEPTH, json_depth, loads_bounded
+from memory_chains.errors import (
+    ForgottenError,
+    InvalidInputError,
+    ReadOnlyStoreError,
+    StoreError,
+)
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_KEY_LENGTH",
+    "MAX_SEQ",
     "BaseStore",
     "Document",
     "Namespace",
     "SummaryState",
+    "Tombstone",
     "Turn",
+    "document_owner",
     "validate_id",
     "validate_namespace",
 ]
@@ -60,6 +70,11 @@ Namespace = tuple[str, ...]
 #: user and session ids: 1-64 characters among letters, digits and ``_ - . : @``.
 _ID_RE = re.compile(r"[A-Za-z0-9_\-.:@]{1,64}")
 MAX_KEY_LENGTH = 256
+#: Largest count a read accepts (``n``, ``last``, ``limit``): more than any log holds, and
+#: within every driver's integer range (SQLite raises ``OverflowError`` past 2**63).
+MAX_COUNT = 2**31
+#: Largest ``seq``, ``upto_seq`` or ``version`` (SQLite INTEGER, PostgreSQL BIGINT).
+MAX_SEQ = 2**62
 _MAX_NAMESPACE_DEPTH = 8
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 # Serialises the default (in-process) compare-and-swap of documents.
@@ -138,6 +153,11 @@ def _json_object(value: object, what: str) -> str:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{what} is nested too deep (or refers to itself)") from None
+    # what is stored must read back: the same limit as every JSON read from a store
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(text) > MAX_JSON_DEPTH:
+        raise InvalidInputError(f"{what} is nested deeper than {MAX_JSON_DEPTH} levels")
     # the same refusals as for text, so that every backend stores exactly the same values
     # (PostgreSQL's jsonb has no NUL, no backend's UTF-8 has lone surrogates)
     if _JSON_NUL_RE.search(text):
@@ -165,6 +185,74 @@ def _refuse_surrogates(value: str, what: str) -> None:
                 f"{what} contains a lone surrogate ({value[exc.start]!r} at {exc.start}): "
                 "decode the text with errors='replace' first"
             ) from None
+
+
+def load_stored_json(text: str | bytes, what: str = "stored JSON") -> Any:
+    """A JSON value read back from a store; a corrupt or too deeply nested one raises
+    :class:`~memory_chains.errors.StoreError` (never ``RecursionError``)."""
+    try:
+        return loads_bounded(text)
+    except ValueError as exc:
+        raise StoreError(f"{what} in the store is not valid JSON: {exc}") from exc
+
+
+def document_owner(namespace: Namespace, key: str) -> tuple[str | None, str | None]:
+    """The user (and session) a document belongs to, by the memories' convention: the
+    user id is the namespace's second label; session metadata lives under
+    ``("sessions", user)`` (key: the session id) and ``("sessions", user, session, …)``.
+
+    Example:
+        >>> document_owner(("entities", "alice"), "xps")
+        ('alice', None)
+        >>> document_owner(("sessions", "alice"), "s1")
+        ('alice', 's1')
+        >>> document_owner(("global",), "k")
+        (None, None)
+    """
+    if len(namespace) < 2:
+        return None, None
+    user = namespace[1]
+    if namespace[0] != "sessions":
+        return user, None
+    return user, namespace[2] if len(namespace) > 2 else key
+
+
+def forgotten_error(user_id: str, session_id: str | None, at: float) -> ForgottenError:
+    """The error a write for a forgotten user or session raises (every backend)."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at))
+    if session_id is None:
+        what, readmit = f"user {user_id!r}", f"readmit_user(store, {user_id!r})"
+    else:
+        what = f"session {session_id!r} of user {user_id!r}"
+        readmit = f"readmit_session(store, {user_id!r}, {session_id!r})"
+    return ForgottenError(
+        f"{what} was forgotten at {when} UTC: nothing was written; if they are to be "
+        f"remembered again, re-admit them first with {readmit}",
+        user_id,
+        session_id,
+        at,
+    )
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """What a store keeps of a forgotten user or session: the ids and the time, nothing
+    else. While it is there, every write for them fails with
+    :class:`~memory_chains.errors.ForgottenError`.
+
+    Attributes:
+        user_id: the forgotten user.
+        session_id: the forgotten session; ``None`` for the whole user.
+        forgotten_at: UNIX time of the forgetting.
+
+    Example:
+        >>> Tombstone("alice", None, 0.0).session_id is None
+        True
+    """
+
+    user_id: str
+    session_id: str | None
+    forgotten_at: float
 
 
 @dataclass(frozen=True)
@@ -248,6 +336,9 @@ class BaseStore(ABC):
 
     #: the scheme ``open_store`` maps to this backend, e.g. ``"sqlite"``.
     scheme: str = ""
+    #: True when opened read-only: :meth:`setup` checks the store exists instead of
+    #: creating it, and every write raises :class:`~memory_chains.errors.ReadOnlyStoreError`.
+    read_only: bool = False
 
     def __init__(self) -> None:
         self._setup_done = False
@@ -256,16 +347,36 @@ class BaseStore(ABC):
     # -- lifecycle --------------------------------------------------------------------
 
     def setup(self) -> None:
-        """Create or migrate the schema; idempotent.
+        """Create or migrate the schema; idempotent. On a store opened read-only, check
+        instead that it exists and that its schema is one this library reads.
 
         Raises:
             SchemaVersionError: the store was written by a newer version of the library.
+            StoreNotFoundError: read-only, and there is no store there.
             StoreUnavailableError: the store cannot be opened.
         """
         with self._setup_lock:
             if not self._setup_done:
                 self._setup()
                 self._setup_done = True
+
+    def exists(self) -> bool:
+        """True when the store has been created (a SQLite file with the schema, a Redis
+        prefix or PostgreSQL schema set up); nothing is created to find out.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> InMemoryStore().exists()
+            True
+        """
+        return True
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self!r} was opened read-only: nothing was written; open it without "
+                "read_only=True to change it"
+            )
 
     def _ensure(self) -> None:
         if not self._setup_done:
@@ -383,12 +494,17 @@ class BaseStore(ABC):
         _validate_text(human, "human message")
         _validate_text(ai, "ai message")
         metadata_json = _json_object(metadata or {}, "turn metadata")
+        self._writable()
         self._ensure()
         return self._append_turn(user_id, session_id, human, ai, metadata_json, time.time())
 
     def last_turns(self, user_id: str, session_id: str, n: int) -> builtins.list[Turn]:
-        """The ``n`` most recent turns, oldest first (``n = 0`` gives ``[]``)."""
-        n = _non_negative(n, "n")
+        """The ``n`` most recent turns, oldest first (``n = 0`` gives ``[]``).
+
+        Raises:
+            InvalidInputError: bad ids, or ``n`` not an integer in ``0 … MAX_COUNT``.
+        """
+        n = _non_negative(n, "n", MAX_COUNT)
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
         if n == 0:
@@ -400,9 +516,9 @@ class BaseStore(ABC):
         self, user_id: str, session_id: str, after_seq: int = 0, *, last: int | None = None
     ) -> builtins.list[Turn]:
         """Turns with ``seq > after_seq``, oldest first; only the ``last`` ones if given."""
-        after_seq = _non_negative(after_seq, "after_seq")
+        after_seq = _non_negative(after_seq, "after_seq", MAX_SEQ)
         if last is not None:
-            last = _non_negative(last, "last")
+            last = _non_negative(last, "last", MAX_COUNT)
             if last == 0:
                 return []
         validate_id(user_id, "user_id")
@@ -432,6 +548,7 @@ class BaseStore(ABC):
         """
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
+        self._writable()
         self._ensure()
         return self._delete_session(user_id, session_id)
 
@@ -475,9 +592,10 @@ class BaseStore(ABC):
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
         _validate_text(text, "summary text")
-        upto_seq = _non_negative(upto_seq, "upto_seq")
-        expected_version = _non_negative(expected_version, "expected_version")
+        upto_seq = _non_negative(upto_seq, "upto_seq", MAX_SEQ)
+        expected_version = _non_negative(expected_version, "expected_version", MAX_SEQ)
         data_json = _json_object(data or {}, "summary data")
+        self._writable()
         self._ensure()
         return self._replace_summary(
             user_id, session_id, text, upto_seq, data_json, expected_version, time.time()
@@ -496,6 +614,7 @@ class BaseStore(ABC):
         ns = validate_namespace(namespace)
         _validate_key(key)
         value_json = _json_object(value, "document value")
+        self._writable()
         self._ensure()
         self._put(ns, key, value_json, time.time())
 
@@ -532,6 +651,7 @@ class BaseStore(ABC):
         _validate_key(key)
         value_json = _json_object(value, "document value")
         expected_json = None if expected is None else _json_object(expected, "expected value")
+        self._writable()
         self._ensure()
         return self._put_if(ns, key, value_json, expected_json, time.time())
 
@@ -548,7 +668,7 @@ class BaseStore(ABC):
         """Documents whose namespace starts with ``namespace_prefix`` (all with ``()``)."""
         prefix = validate_namespace(namespace_prefix, allow_empty=True)
         if limit is not None:
-            limit = _non_negative(limit, "limit")
+            limit = _non_negative(limit, "limit", MAX_COUNT)
             if limit == 0:
                 return []
         self._ensure()
@@ -558,8 +678,80 @@ class BaseStore(ABC):
         """Delete one document; True if it existed."""
         ns = validate_namespace(namespace)
         _validate_key(key)
+        self._writable()
         self._ensure()
         return self._delete(ns, key)
+
+    # -- tombstones (forget that sticks) -------------------------------------------------
+
+    def add_tombstone(self, user_id: str, session_id: str | None = None) -> Tombstone:
+        """Mark a user (``session_id=None``) or one of their sessions as forgotten.
+
+        From then on, every write for them — turns, summaries, and documents they own by
+        the namespace convention (:func:`document_owner`) — raises
+        :class:`~memory_chains.errors.ForgottenError`, in every process sharing the
+        store: the check and the write are one atomic step on every backend. Reads and
+        deletions still work. Idempotent (the first time is kept).
+        :func:`~memory_chains.stores.forget_user` calls it before erasing anything.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> _ = store.add_tombstone("alice")
+            >>> store.append_turn("alice", "s1", "q", "a")
+            Traceback (most recent call last):
+            ...
+            memory_chains.errors.ForgottenError: user 'alice' was forgotten at ...
+        """
+        validate_id(user_id, "user_id")
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        self._writable()
+        self._ensure()
+        return self._add_tombstone(user_id, session_id, time.time())
+
+    def remove_tombstones(self, user_id: str, session_id: str | None = None) -> int:
+        """Re-admit: with ``session_id=None``, remove the user's tombstone and those of
+        every one of their sessions; else that session's only. Returns how many went.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> _ = store.add_tombstone("alice", "s1")
+            >>> store.remove_tombstones("alice"), store.append_turn("alice", "s1", "q", "a").seq
+            (1, 1)
+        """
+        validate_id(user_id, "user_id")
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        self._writable()
+        self._ensure()
+        return self._remove_tombstones(user_id, session_id)
+
+    def tombstones(self, user_id: str) -> builtins.list[Tombstone]:
+        """The user's tombstones: the whole user's first (if any), then per session.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> _ = store.add_tombstone("alice", "s2")
+            >>> [(t.user_id, t.session_id) for t in store.tombstones("alice")]
+            [('alice', 's2')]
+        """
+        validate_id(user_id, "user_id")
+        self._ensure()
+        found = self._tombstones(user_id)
+        return sorted(found, key=lambda t: (t.session_id is not None, t.session_id or ""))
+
+    @abstractmethod
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        """Insert the tombstone if missing (atomically with respect to every write)."""
+
+    @abstractmethod
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int: ...
+
+    @abstractmethod
+    def _tombstones(self, user_id: str) -> builtins.list[Tombstone]: ...
 
     # -- async flavours (a thread by default; native async backends override) -----------
 
@@ -640,7 +832,7 @@ class BaseStore(ABC):
         return await asyncio.to_thread(self.delete, namespace, key)
 
 
-def _non_negative(value: object, what: str) -> int:
+def _non_negative(value: object, what: str, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
@@ -648,4 +840,6 @@ def _non_negative(value: object, what: str) -> int:
             raise InvalidInputError(f"{what} must be an integer, got {value!r:.40}")
     if value < 0:
         raise InvalidInputError(f"{what} must be zero or positive, got {value}")
+    if value > maximum:
+        raise InvalidInputError(f"{what} must be at most {maximum}, got {value:.3g}")
     return value

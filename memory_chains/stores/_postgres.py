@@ -13,6 +13,13 @@ gap-free ``seq`` values. The summary's compare-and-swap is a conditional ``UPDAT
 parameterised; the only dynamic identifier, the schema name, goes through
 :class:`psycopg.sql.Identifier`.
 
+Forgotten users and sessions are rows of ``mc_tombstones`` (ids and time, no content).
+Every write transaction first takes a shared advisory lock on its user and then checks
+them; adding a tombstone takes that lock exclusively, so a write either commits before the
+tombstone (and the erasure that follows sees it) or sees the tombstone and writes nothing.
+``read_only=True`` makes every transaction ``READ ONLY`` on the server and skips the
+migrations.
+
 Example:
     >>> store = PostgresStore("postgresql://postgres@127.0.0.1:5433/db")  # no I/O yet
     >>> store.schema
@@ -32,9 +39,19 @@ from memory_chains.errors import (
     ConfigurationError,
     SchemaVersionError,
     StoreError,
+    StoreNotFoundError,
     StoreUnavailableError,
 )
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.stores._base import (
+    BaseStore,
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    document_owner,
+    forgotten_error,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -45,6 +62,7 @@ __all__ = ["MIGRATIONS", "PostgresStore"]
 _SEP = "\x1f"
 _SEP_NEXT = "\x20"
 _LOCK_ID = 0x6D635F73  # advisory lock key for migrations ("mc_s")
+_TOMB_LOCK = 0x6D635F74  # first key of the per-user advisory locks of tombstones ("mc_t")
 
 #: Ordered schema migrations; migration i (0-based) brings the schema to version i + 1.
 #: Never edit a released entry: append a new one.
@@ -88,6 +106,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (namespace, key)
         )""",
     ),
+    (
+        # forgotten users (session_id '') and sessions: ids and time only
+        """CREATE TABLE mc_tombstones (
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            forgotten_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (user_id, session_id)
+        )""",
+    ),
 )
 
 
@@ -101,6 +128,8 @@ class PostgresStore(BaseStore):
         max_size: most connections the pool opens.
         timeout: seconds to connect or to wait for a pooled connection before
             :class:`~memory_chains.errors.StoreUnavailableError`.
+        read_only: every transaction read-only; :meth:`setup` only checks the schema
+            holds a store (:class:`~memory_chains.errors.StoreNotFoundError` if not).
 
     Raises:
         ConfigurationError: ``psycopg``/``psycopg_pool`` are not installed, or bad sizes.
@@ -127,8 +156,12 @@ class PostgresStore(BaseStore):
         min_size: int = 1,
         max_size: int = 4,
         timeout: float = 5.0,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        self.read_only = bool(read_only)
+        if not isinstance(url, str) or "\x00" in url:
+            raise ConfigurationError("the PostgreSQL URL must be a string without NUL")
         if not isinstance(schema, str) or not schema or "\x00" in schema:
             raise ConfigurationError("the PostgreSQL schema must be a non-empty string")
         if not 0 <= min_size <= max_size or max_size < 1:
@@ -148,6 +181,7 @@ class PostgresStore(BaseStore):
         self.timeout = timeout
         self._pool: ConnectionPool[Any] | None = None
         self._pool_lock = threading.Lock()
+        self._has_tombstones = True  # False for an old schema opened read-only
 
     def __repr__(self) -> str:
         return f"PostgresStore({_redact(self.url)!r}, schema={self.schema!r})"
@@ -170,7 +204,8 @@ class PostgresStore(BaseStore):
                     name="memory_chains",
                     kwargs={
                         "connect_timeout": max(1, int(self.timeout)),
-                        "options": f"-c search_path={_quote_option(self.schema)}",
+                        "options": f"-c search_path={_quote_option(self.schema)}"
+                        + (" -c default_transaction_read_only=on" if self.read_only else ""),
                     },
                 )
                 try:
@@ -219,9 +254,28 @@ class PostgresStore(BaseStore):
         with self._tx() as conn:
             return _read_version(conn)
 
+    def exists(self) -> bool:
+        """True when the schema holds the ``mc_*`` tables; nothing is written."""
+        with self._tx() as conn:
+            return _read_version(conn) > 0
+
     def _setup(self) -> None:
         from psycopg import sql
 
+        if self.read_only:
+            with self._tx() as conn:
+                version = _read_version(conn)
+            if version == 0:
+                raise StoreNotFoundError(
+                    f"no store in schema {self.schema!r} of {_redact(self.url)}"
+                )
+            if version > len(MIGRATIONS):
+                raise SchemaVersionError(
+                    f"schema {self.schema!r} has version {version}, newer than the "
+                    f"{len(MIGRATIONS)} this memory_chains knows: upgrade memory_chains"
+                )
+            self._has_tombstones = version >= 2
+            return
         with self._tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
             conn.execute(
@@ -249,7 +303,8 @@ class PostgresStore(BaseStore):
         """
         with self._tx() as conn:
             conn.execute(
-                "DROP TABLE IF EXISTS mc_turns, mc_sessions, mc_summaries, mc_documents, mc_schema"
+                "DROP TABLE IF EXISTS mc_turns, mc_sessions, mc_summaries, mc_documents, mc_schema,"
+                " mc_tombstones"
             )
         self._setup_done = False
 
@@ -259,6 +314,7 @@ class PostgresStore(BaseStore):
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._tx() as conn:
+            _refuse_forgotten(conn, user_id, session_id)
             # the upsert row-locks the session until commit: appends are serialised per session
             row = conn.execute(
                 "INSERT INTO mc_sessions"
@@ -370,6 +426,7 @@ class PostgresStore(BaseStore):
     ) -> SummaryState | None:
         params = (text, upto_seq, data_json, expected_version + 1, now, user_id, session_id)
         with self._tx() as conn:
+            _refuse_forgotten(conn, user_id, session_id)
             if expected_version == 0:
                 cur = conn.execute(
                     "INSERT INTO mc_summaries"
@@ -393,6 +450,7 @@ class PostgresStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx() as conn:
+            _refuse_forgotten(conn, *document_owner(namespace, key))
             conn.execute(
                 "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
                 " VALUES (%s, %s, %s::jsonb, %s, %s)"
@@ -406,6 +464,7 @@ class PostgresStore(BaseStore):
     ) -> bool:
         ns = _SEP.join(namespace)
         with self._tx() as conn:
+            _refuse_forgotten(conn, *document_owner(namespace, key))
             if expected_json is None:
                 cur = conn.execute(
                     "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
@@ -453,6 +512,67 @@ class PostgresStore(BaseStore):
                 (_SEP.join(namespace), key),
             ).rowcount
         return count > 0
+
+    # -- tombstones ----------------------------------------------------------------------
+
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        with self._tx() as conn:
+            # exclusive: waits for the user's writes in flight, which then commit first
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))", (_TOMB_LOCK, user_id)
+            )
+            conn.execute(
+                "INSERT INTO mc_tombstones (user_id, session_id, forgotten_at)"
+                " VALUES (%s, %s, %s) ON CONFLICT (user_id, session_id) DO NOTHING",
+                (user_id, session_id or "", now),
+            )
+            row = conn.execute(
+                "SELECT forgotten_at FROM mc_tombstones WHERE user_id = %s AND session_id = %s",
+                (user_id, session_id or ""),
+            ).fetchone()
+        assert row is not None
+        return Tombstone(user_id, session_id, float(row[0]))
+
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        with self._tx() as conn:
+            if session_id is None:
+                cur = conn.execute("DELETE FROM mc_tombstones WHERE user_id = %s", (user_id,))
+            else:
+                cur = conn.execute(
+                    "DELETE FROM mc_tombstones WHERE user_id = %s AND session_id = %s",
+                    (user_id, session_id),
+                )
+            return int(cur.rowcount)
+
+    def _tombstones(self, user_id: str) -> list[Tombstone]:
+        if not self._has_tombstones:
+            return []
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT session_id, forgotten_at FROM mc_tombstones WHERE user_id = %s",
+                (user_id,),
+            ).fetchall()
+        return [Tombstone(user_id, r[0] or None, float(r[1])) for r in rows]
+
+
+def _refuse_forgotten(
+    conn: psycopg.Connection[Any], user_id: str | None, session_id: str | None
+) -> None:
+    """Inside a write transaction: take the user's advisory lock (shared) so no tombstone
+    is added until commit, then raise if the user or session already has one. Two
+    statements: in READ COMMITTED the check's snapshot must be taken after the lock."""
+    if user_id is None:
+        return
+    conn.execute(
+        "SELECT pg_advisory_xact_lock_shared(%s::int4, hashtext(%s))", (_TOMB_LOCK, user_id)
+    )
+    row = conn.execute(
+        "SELECT session_id, forgotten_at FROM mc_tombstones"
+        " WHERE user_id = %s AND session_id IN ('', %s) ORDER BY session_id LIMIT 1",
+        (user_id, session_id or ""),
+    ).fetchone()
+    if row is not None:
+        raise forgotten_error(user_id, row[0] or None, float(row[1]))
 
 
 def _read_version(conn: psycopg.Connection[Any]) -> int:

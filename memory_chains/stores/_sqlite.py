@@ -5,6 +5,15 @@ ordered list applied by :meth:`SQLiteStore.setup` inside one transaction, and th
 reached is recorded in ``mc_schema``. A file written by a newer library (higher version)
 is refused with :class:`~memory_chains.errors.SchemaVersionError` rather than misread.
 
+``read_only=True`` opens an existing file with SQLite's ``mode=ro`` (``immutable=1`` when
+not even the ``-shm`` file can be created next to it, e.g. a read-only directory): nothing
+is created, a missing file raises :class:`~memory_chains.errors.StoreNotFoundError`, and
+a file the user may only read can still be listed and exported.
+
+Forgotten users and sessions are rows of ``mc_tombstones`` (ids and time, no content);
+every write transaction checks them, so — writes being serialised by ``BEGIN
+IMMEDIATE`` — no write of any process lands after the tombstone.
+
 Cost per turn does not grow with the history: turns are keyed by
 ``(user_id, session_id, seq)`` (a clustered primary key), the last N turns are one index
 range read, and the turn count and next ``seq`` live in a per-session row.
@@ -15,7 +24,7 @@ Example:
     >>> store.append_turn("u", "s", "q", "a").seq
     1
     >>> store.schema_version()
-    1
+    2
     >>> store.close()
 """
 
@@ -30,8 +39,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memory_chains.errors import SchemaVersionError, StoreError, StoreUnavailableError
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.errors import (
+    ConfigurationError,
+    SchemaVersionError,
+    StoreError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+)
+from memory_chains.stores._base import (
+    BaseStore,
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    document_owner,
+    forgotten_error,
+    load_stored_json,
+)
 
 __all__ = ["MIGRATIONS", "SQLiteStore"]
 
@@ -82,6 +107,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (namespace, key)
         ) WITHOUT ROWID""",
     ),
+    (
+        # forgotten users (session_id '') and sessions: ids and time only
+        """CREATE TABLE mc_tombstones (
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            forgotten_at REAL NOT NULL,
+            PRIMARY KEY (user_id, session_id)
+        ) WITHOUT ROWID""",
+    ),
+)
+
+_FORGOTTEN = (
+    "SELECT session_id, forgotten_at FROM mc_tombstones"
+    " WHERE user_id = ? AND session_id IN ('', ?) ORDER BY session_id LIMIT 1"
 )
 
 
@@ -102,6 +141,10 @@ class SQLiteStore(BaseStore):
             ``":memory:"`` for a private in-memory database.
         timeout: seconds to wait for another writer before raising
             :class:`~memory_chains.errors.StoreUnavailableError`.
+        read_only: open an existing file without writing anything (see the module doc).
+
+    Raises:
+        ConfigurationError: ``path`` is not a path (a NUL character, not a string).
 
     Example:
         >>> import tempfile, os
@@ -115,14 +158,23 @@ class SQLiteStore(BaseStore):
 
     scheme = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 5.0, read_only: bool = False
+    ) -> None:
         super().__init__()
-        self.path = str(path)
+        fspath = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+        if not isinstance(fspath, str):
+            raise ConfigurationError(f"SQLite path must be a string, got {type(path).__name__}")
+        self.path = fspath
+        if "\x00" in self.path or not self.path:
+            raise ConfigurationError(f"SQLite path {self.path[:80]!r} is empty or holds a NUL")
         self.timeout = timeout
+        self.read_only = bool(read_only)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         # deleted content still in the -wal file (a reader blocked the checkpoint)
         self._traces_pending = False
+        self._has_tombstones = True  # False for an old file opened read-only
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
@@ -131,6 +183,9 @@ class SQLiteStore(BaseStore):
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
+            if self.read_only:
+                self._conn = self._connect_read_only()
+                return self._conn
             try:
                 if self.path != ":memory:":
                     Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -153,13 +208,61 @@ class SQLiteStore(BaseStore):
             self._conn = conn
         return self._conn
 
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A ``mode=ro`` connection, or ``immutable=1`` when SQLite cannot even create
+        the ``-shm`` file beside a WAL database (a directory the user may not write)."""
+        file = Path(self.path).expanduser()
+        if self.path == ":memory:" or not file.is_file():
+            raise StoreNotFoundError(f"no store at {self.path!r} (no such file)")
+        base = file.resolve().as_uri()
+        last: sqlite3.Error | None = None
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    base + query,
+                    uri=True,
+                    timeout=self.timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            except sqlite3.Error as exc:
+                last = exc
+                continue
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                last = exc
+                if "not a database" in str(exc):
+                    break
+        raise StoreError(f"cannot read the SQLite store {self.path!r}: {last}") from last
+
+    def exists(self) -> bool:
+        """True when the file exists and holds a memory_chains schema (read-only check).
+
+        Raises:
+            StoreError: the file exists but cannot be read as a SQLite database.
+        """
+        if self.path == ":memory:" or not Path(self.path).expanduser().is_file():
+            return False
+        if self._conn is not None and self._setup_done:
+            return True
+        conn = self._connect_read_only()
+        try:
+            return _read_version(conn) > 0
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the SQLite store {self.path!r}: {exc}") from exc
+        finally:
+            conn.close()
+
     @contextmanager
     def _tx(self, write: bool) -> Iterator[sqlite3.Connection]:
         """A write transaction under the process lock (rolled back on any error), or, for
         reads made of one statement, the connection in autocommit mode (already atomic)."""
         with self._lock:
             conn = self._connect()
-            if self._traces_pending:
+            if self._traces_pending and not self.read_only:
                 self._checkpoint(wait=False)
             try:
                 if not write:
@@ -197,6 +300,19 @@ class SQLiteStore(BaseStore):
             return _read_version(conn)
 
     def _setup(self) -> None:
+        if self.read_only:
+            with self._tx(write=False) as conn:
+                version = _read_version(conn)
+                self._has_tombstones = version >= 2
+            if version == 0:
+                raise StoreNotFoundError(f"no store at {self.path!r} (not a memory_chains file)")
+            if version > len(MIGRATIONS):
+                raise SchemaVersionError(
+                    f"{self.path!r} has schema version {version}, newer than the "
+                    f"{len(MIGRATIONS)} this memory_chains knows: upgrade memory_chains"
+                )
+            return
+        self._has_tombstones = True
         with self._tx(write=True) as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS mc_schema (version INTEGER NOT NULL)")
             version = _read_version(conn)
@@ -220,6 +336,7 @@ class SQLiteStore(BaseStore):
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._tx(write=True) as conn:
+            _refuse_forgotten(conn, user_id, session_id)
             row = conn.execute(
                 "SELECT last_seq FROM mc_sessions WHERE user_id = ? AND session_id = ?",
                 (user_id, session_id),
@@ -364,7 +481,7 @@ class SQLiteStore(BaseStore):
             ).fetchone()
         if row is None:
             return None
-        return SummaryState(row[0], row[1], json.loads(row[2]), row[3], row[4])
+        return SummaryState(row[0], row[1], load_stored_json(row[2]), row[3], row[4])
 
     def _replace_summary(
         self,
@@ -377,6 +494,7 @@ class SQLiteStore(BaseStore):
         now: float,
     ) -> SummaryState | None:
         with self._tx(write=True) as conn:
+            _refuse_forgotten(conn, user_id, session_id)
             row = conn.execute(
                 "SELECT version FROM mc_summaries WHERE user_id = ? AND session_id = ?",
                 (user_id, session_id),
@@ -398,6 +516,7 @@ class SQLiteStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx(write=True) as conn:
+            _refuse_forgotten(conn, *document_owner(namespace, key))
             conn.execute(
                 _UPSERT_DOCUMENT,
                 (_SEP.join(namespace), key, value_json, now, now),
@@ -408,6 +527,7 @@ class SQLiteStore(BaseStore):
     ) -> bool:
         ns = _SEP.join(namespace)
         with self._tx(write=True) as conn:  # BEGIN IMMEDIATE: no other writer until COMMIT
+            _refuse_forgotten(conn, *document_owner(namespace, key))
             row = conn.execute(
                 "SELECT value FROM mc_documents WHERE namespace = ? AND key = ?", (ns, key)
             ).fetchone()
@@ -428,7 +548,7 @@ class SQLiteStore(BaseStore):
             ).fetchone()
         if row is None:
             return None
-        return Document(namespace, key, json.loads(row[0]), row[1], row[2])
+        return Document(namespace, key, load_stored_json(row[0]), row[1], row[2])
 
     def _list(self, prefix: Namespace, limit: int | None) -> list[Document]:
         sql = "SELECT namespace, key, value, created_at, updated_at FROM mc_documents"
@@ -443,7 +563,10 @@ class SQLiteStore(BaseStore):
             params.append(limit)
         with self._tx(write=False) as conn:
             rows = conn.execute(sql, params).fetchall()
-        return [Document(tuple(r[0].split(_SEP)), r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+        return [
+            Document(tuple(r[0].split(_SEP)), r[1], load_stored_json(r[2]), r[3], r[4])
+            for r in rows
+        ]
 
     def _delete(self, namespace: Namespace, key: str) -> bool:
         with self._tx(write=True) as conn:
@@ -455,9 +578,56 @@ class SQLiteStore(BaseStore):
             self._erase_traces()
         return count > 0
 
+    # -- tombstones ----------------------------------------------------------------------
+
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        with self._tx(write=True) as conn:
+            conn.execute(
+                "INSERT INTO mc_tombstones (user_id, session_id, forgotten_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (user_id, session_id) DO NOTHING",
+                (user_id, session_id or "", now),
+            )
+            row = conn.execute(
+                "SELECT forgotten_at FROM mc_tombstones WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id or ""),
+            ).fetchone()
+        return Tombstone(user_id, session_id, float(row[0]))
+
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        with self._tx(write=True) as conn:
+            if session_id is None:
+                cur = conn.execute("DELETE FROM mc_tombstones WHERE user_id = ?", (user_id,))
+            else:
+                cur = conn.execute(
+                    "DELETE FROM mc_tombstones WHERE user_id = ? AND session_id = ?",
+                    (user_id, session_id),
+                )
+        return int(cur.rowcount)
+
+    def _tombstones(self, user_id: str) -> list[Tombstone]:
+        if not self._has_tombstones:
+            return []
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                "SELECT session_id, forgotten_at FROM mc_tombstones WHERE user_id = ?",
+                (user_id,),
+            ).fetchall()
+        return [Tombstone(user_id, r[0] or None, float(r[1])) for r in rows]
+
+
+def _refuse_forgotten(
+    conn: sqlite3.Connection, user_id: str | None, session_id: str | None
+) -> None:
+    """Raise inside a write transaction if the user or session has a tombstone."""
+    if user_id is None:
+        return
+    row = conn.execute(_FORGOTTEN, (user_id, session_id or "")).fetchone()
+    if row is not None:
+        raise forgotten_error(user_id, row[0] or None, float(row[1]))
+
 
 def _load_object(text: str) -> dict[str, object]:
-    value: dict[str, object] = {} if text == "{}" else json.loads(text)
+    value: dict[str, object] = {} if text == "{}" else load_stored_json(text)
     return value
 
 
