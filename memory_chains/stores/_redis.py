@@ -237,13 +237,22 @@ class RedisStore(BaseStore):
         self.timeout = timeout
         self.session_ttl = session_ttl
         self._ttl_ms = 0 if session_ttl is None else max(1, round(session_ttl * 1000))
-        # from_url does no I/O: connections are made by the pool on first command
-        self._client: redis.Redis = redis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-        )
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # from_url does no I/O: connections are made by the pool on first command. No
+        # automatic retry: an append whose reply was lost may have run, and sending it
+        # again would store the turn twice; the caller gets StoreUnavailableError instead.
+        try:
+            self._client: redis.Redis = redis.Redis.from_url(
+                url,
+                decode_responses=True,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
+            )
+        except (ValueError, TypeError) as exc:
+            raise ConfigurationError(f"bad Redis URL {_redact(str(url))!r}: {exc}") from exc
         self._append = self._client.register_script(_APPEND)
         self._replace = self._client.register_script(_REPLACE_SUMMARY)
         self._delete_sess = self._client.register_script(_DELETE_SESSION)

@@ -402,7 +402,15 @@ class SQLiteStore(BaseStore):
         """
         with self._lock:
             self._traces_pending = True
-            if not self._checkpoint(wait=True):
+            # the checkpoint's busy handler does not wait for every kind of reader (a
+            # writer of another process between two transactions answers "busy" at
+            # once): poll until the timeout
+            deadline = time.monotonic() + self.timeout
+            pause = 0.005
+            while not self._checkpoint(wait=True) and time.monotonic() < deadline:
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+            if self._traces_pending:
                 raise StoreUnavailableError(
                     f"SQLite store {self.path!r}: the rows are deleted, but another "
                     f"connection has been reading an older snapshot for more than "
