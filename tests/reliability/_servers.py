@@ -9,6 +9,7 @@ removed afterwards. Redis keeps an append-only file fsynced at every write, so a
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -56,13 +57,20 @@ class RedisServer:
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        options = {
+            "bind": "127.0.0.1",
+            "port": str(self.port),
+            "save": "",
+            "appendonly": "yes",
+            "appendfsync": "always",
+            "dir": str(self.folder),
+            "logfile": str(self.folder / "redis.log"),
+        }
+        command = [self.binary]
+        for name, value in options.items():
+            command += [f"--{name}", value]
         self._process = subprocess.Popen(
-            [
-                self.binary,
-                "--bind", "127.0.0.1", "--port", str(self.port),
-                "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-                "--dir", str(self.folder), "--logfile", str(self.folder / "redis.log"),
-            ],  # fmt: skip
+            command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -92,9 +100,9 @@ class PostgresServer:
         if root:  # the server refuses to run as root: its folder belongs to postgres
             shutil.chown(folder, "postgres", "postgres")
         self._as = ["runuser", "-u", "postgres", "--"] if root else []
+        initdb = [str(self.bin / "initdb"), "-D", str(folder / "data"), "-U", "postgres"]
         subprocess.run(
-            [*self._as, str(self.bin / "initdb"), "-D", str(folder / "data"), "-U", "postgres",
-             "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"],  # fmt: skip
+            [*self._as, *initdb, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"],
             check=True,
             capture_output=True,
         )
@@ -117,10 +125,8 @@ class PostgresServer:
         _wait_for_port(self.port, up=False)
 
     def stop_quietly(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.SubprocessError):  # already stopped
             self._ctl("-m", "immediate", "-w", "stop")
-        except subprocess.SubprocessError:
-            pass  # already stopped
 
 
 @contextmanager
