@@ -70,15 +70,15 @@ def new_target(kind: str, tmp_path: Path) -> StoreTarget:
 
 def open_target(target: StoreTarget, *, read_only: bool = False) -> BaseStore:
     """A store on ``target`` (not set up), read-only if asked."""
+    # the option only when asked, so that the probes run on a version without it too
+    options = {"read_only": True} if read_only else {}
     if target.kind == "redis":
         from memory_chains.stores import RedisStore
 
-        return RedisStore(target.url, prefix=target.prefix or "mc:", read_only=read_only)
+        return RedisStore(target.url, prefix=target.prefix or "mc:", **options)
     if target.kind == "postgresql":
         from memory_chains.stores import PostgresStore
 
-        return PostgresStore(
-            target.url, schema=target.schema or "public", read_only=read_only, timeout=3.0
-        )
+        return PostgresStore(target.url, schema=target.schema or "public", timeout=3.0, **options)
     path = target.url.split("://", 1)[1][1:]
-    return SQLiteStore(path, read_only=read_only)
+    return SQLiteStore(path, **options)

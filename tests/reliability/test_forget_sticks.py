@@ -22,17 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_chains.errors import ForgottenError
 from memory_chains.memory import WindowCore
 from memory_chains.sessions import SessionManager
-from memory_chains.stores import (
-    BaseStore,
-    export_user,
-    forget_session,
-    forget_user,
-    readmit_session,
-    readmit_user,
-)
+from memory_chains.stores import BaseStore, export_user, forget_session, forget_user
 from memory_chains.stores._loadgen import StoreTarget, child_command, child_env
 
 from ._backends import open_target
@@ -100,6 +92,8 @@ def test_writer_processes_cannot_bring_a_forgotten_user_back(
         (tomb,) = main.tombstones("u0")
         assert (tomb.user_id, tomb.session_id) == ("u0", None)
         # re-admitted on purpose, the user can be remembered again
+        from memory_chains.stores import readmit_user  # new in this version
+
         assert readmit_user(main, "u0") == 1
         assert main.append_turn("u0", "s0", "de retour", "bienvenue").seq == 1
     finally:
@@ -113,6 +107,9 @@ def test_writer_processes_cannot_bring_a_forgotten_user_back(
 def test_a_forgotten_session_stays_forgotten_and_the_others_go_on(
     target: StoreTarget,
 ) -> None:
+    from memory_chains.errors import ForgottenError  # new in this version
+    from memory_chains.stores import readmit_session
+
     main = open_target(target)
     try:
         main.setup()
@@ -166,6 +163,8 @@ def test_writer_threads_get_a_typed_error_once_the_user_is_forgotten(
     stop.set()
     assert after == ((), ())
     assert _user_data(store, "alice") == ((), ())
+    from memory_chains.errors import ForgottenError  # new in this version
+
     assert len(errors) == 2 and all(isinstance(e, ForgottenError) for e in errors), errors
     # the tombstone is only ids and a time, and another user is unaffected
     assert CANARY not in json.dumps(export_user(store, "alice"))

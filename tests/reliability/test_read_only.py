@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from memory_chains.errors import ReadOnlyStoreError
 from memory_chains.sessions import SessionManager
 from memory_chains.stores import export_user, forget_user
 from memory_chains.stores._loadgen import StoreTarget, child_env
@@ -45,6 +44,8 @@ def _fill(target: StoreTarget) -> None:
 def test_a_read_only_store_reads_everything_and_writes_nothing(
     target: StoreTarget,
 ) -> None:
+    from memory_chains.errors import ReadOnlyStoreError  # new in this version
+
     _fill(target)
     before = _fingerprint(target)
     store = open_target(target, read_only=True)

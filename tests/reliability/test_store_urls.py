@@ -21,7 +21,7 @@ import pytest
 
 from memory_chains.cli import main
 from memory_chains.config import Settings, load_settings
-from memory_chains.errors import ConfigurationError, StoreNotFoundError
+from memory_chains.errors import ConfigurationError
 from memory_chains.stores import open_store
 from memory_chains.stores._loadgen import StoreTarget
 
@@ -91,6 +91,8 @@ def test_a_missing_default_store_names_the_settings(
 
 @pytest.mark.parametrize("kind", SERVER_BACKENDS)
 def test_a_missing_server_store_is_refused_and_not_created(kind: str, tmp_path: Path) -> None:
+    from memory_chains.errors import StoreNotFoundError  # new in this version
+
     target: StoreTarget = new_target(kind, tmp_path)
     try:
         store = open_target(target, read_only=True)
