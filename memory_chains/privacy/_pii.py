@@ -10,6 +10,9 @@ library rather than a pattern alone:
 * ``IBAN``: IBANs in any case, grouped or not, kept only when ``python-stdnum`` accepts
   them (ISO 13616 mod-97, a registered country and its BBAN layout), so ``FR76 …``
   look-alikes with a wrong checksum stay readable;
+* ``NIR``: French social security numbers (15 characters, ``1 84 12 76 451 089 46``,
+  Corsican ``2A``/``2B`` departments included), kept when their key holds
+  (``python-stdnum``);
 * ``CARD``: payment card numbers of 13-19 digits, unbroken or in groups of 3-6 (the last
   may be shorter), starting with a card network's digit (2-6) and passing the Luhn check
   (``python-stdnum``); a valid ISBN-13 or French SIRET is not a card;
@@ -228,6 +231,25 @@ def _find_card(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# sex, year, month, department (2A/2B in Corsica), commune, order, key
+_NIR_RE = re.compile(
+    r"(?<![0-9A-Z])[12378](?:[ .\-]{0,3}\d{2}){2}[ .\-]{0,3}(?:\d{2}|2[AB])"
+    r"(?:[ .\-]{0,3}\d{3}){2}[ .\-]{0,3}\d{2}(?![0-9A-Z])"
+)
+
+
+def _find_nir(text: str) -> list[tuple[int, int]]:
+    if not _digits(text, 13):
+        return []
+    from stdnum.fr import nir
+
+    folded = fold(text)
+    upper = folded.text.translate(_ASCII_UPPER)
+    return [
+        folded.span(*m.span()) for m in _NIR_RE.finditer(upper) if nir.is_valid(_compact(m.group()))
+    ]
+
+
 def phone_detector(regions: Iterable[str] = DEFAULT_PHONE_REGIONS) -> PIIDetector:
     """A ``PHONE`` detector: numbers libphonenumber finds and holds valid, written with a
     ``+``/``00`` country code (any country) or in a national format of one of ``regions``
@@ -270,6 +292,8 @@ def phone_detector(regions: Iterable[str] = DEFAULT_PHONE_REGIONS) -> PIIDetecto
 DEFAULT_DETECTORS: tuple[PIIDetector, ...] = (
     PIIDetector("EMAIL", _find_email),
     PIIDetector("IBAN", _find_iban),
+    # before cards: a 15-digit NIR may pass Luhn, no 15-digit card starts with 1 or 2
+    PIIDetector("NIR", _find_nir),
     PIIDetector("CARD", _find_card),
     phone_detector(),
 )

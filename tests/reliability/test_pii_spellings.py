@@ -1,15 +1,16 @@
 """PII masking, property-based: valid IBANs, card numbers and phone numbers are masked
 however they are spelt, and ordinary numbers are left alone.
 
-Spellings generated: lower, upper or mixed case; groups of 2, 3 or 4 separated by spaces,
-non-breaking or thin spaces, dots, dashes or en dashes (or nothing); full-width digits;
+French social security numbers (NIR) too. Spellings generated: lower, upper or mixed
+case; groups of 2, 3 or 4 separated by spaces, non-breaking or thin spaces, dots, dashes
+or en dashes (or nothing); full-width digits;
 French phones as ``06 …``, ``(0)6-…``, ``+33 (0)6 …``, ``0033 …``, and mobile numbers of
 other countries in their international format. Each is embedded in a French sentence and
 the masked text must hold none of its digits, while the words around it stay as written.
 Finding 1 of issue #21: lower-case or spaced IBANs, cards grouped with dots or NBSP,
 full-width digits and ``(0)6-12-…`` phones were stored in clear.
 
-Cost: about 3 s (300 generated examples per kind).
+Cost: about 4 s (300 generated examples per kind).
 """
 
 from __future__ import annotations
@@ -128,6 +129,40 @@ def test_every_spelling_of_a_valid_card_number_is_masked(data: st.DataObject) ->
     number = data.draw(card_numbers())
     text = data.draw(spelt(number, sizes=(4,)))
     _assert_masked(text, "[CARD]", number[-8:])
+
+
+# -- French social security numbers (NIR) ------------------------------------------------
+
+
+@st.composite
+def nir_spellings(draw: st.DrawFn) -> tuple[str, str]:
+    from stdnum.fr import nir
+
+    digit = st.sampled_from("0123456789")
+    department = draw(st.one_of(st.integers(1, 95).map(lambda d: f"{d:02d}"), st.just("2A")))
+    parts = [
+        draw(st.sampled_from("12")),
+        "".join(draw(digit) for _ in range(2)),
+        f"{draw(st.integers(1, 12)):02d}",
+        department,
+        "".join(draw(digit) for _ in range(3)),
+        "".join(draw(digit) for _ in range(3)),
+    ]
+    parts.append(nir.calc_check_digits("".join(parts)))
+    sep = draw(st.sampled_from(["", *SEPARATORS]))
+    text = sep.join(parts)
+    if draw(st.booleans()):
+        text = text.lower()  # 2a
+    return "".join(parts), text
+
+
+@PROPERTY
+@given(nir_spellings())
+def test_every_spelling_of_a_french_social_security_number_is_masked(
+    case: tuple[str, str],
+) -> None:
+    compact, text = case
+    _assert_masked(text, "[NIR]", compact[-8:])
 
 
 # -- phones -----------------------------------------------------------------------------
