@@ -82,3 +82,45 @@ def open_target(target: StoreTarget, *, read_only: bool = False) -> BaseStore:
         return PostgresStore(target.url, schema=target.schema or "public", timeout=3.0, **options)
     path = target.url.split("://", 1)[1][1:]
     return SQLiteStore(path, **options)
+
+
+def raw_dump(target: StoreTarget) -> bytes:
+    """Every byte the target holds, read below the store interface: the SQLite file and
+    its ``-wal``, every value under the Redis prefix, every row of the PostgreSQL schema
+    as text. For canary scans."""
+    if target.kind == "sqlite":
+        path = target.url.split("://", 1)[1][1:]
+        chunks = [Path(path + suffix) for suffix in ("", "-wal")]
+        return b"".join(p.read_bytes() for p in chunks if p.exists())
+    if target.kind == "redis":
+        import redis
+
+        client = redis.Redis.from_url(target.url)
+        parts: list[bytes] = []
+        for key in client.scan_iter(match=f"{target.prefix}*"):
+            kind = client.type(key)
+            if kind == b"string":
+                parts.append(client.get(key) or b"")
+            elif kind == b"hash":
+                parts += [k + v for k, v in client.hgetall(key).items()]
+            elif kind == b"zset":
+                parts += list(client.zrange(key, 0, -1))
+            elif kind == b"set":
+                parts += list(client.smembers(key))
+        client.close()
+        return b"\n".join(parts)
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(target.url) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (target.schema,),
+        ).fetchall()
+        rows = []
+        for (table,) in tables:
+            query = sql.SQL("SELECT t::text FROM {}.{} AS t").format(
+                sql.Identifier(target.schema or "public"), sql.Identifier(table)
+            )
+            rows += [r[0] for r in conn.execute(query).fetchall()]
+    return "\n".join(rows).encode()

@@ -6,8 +6,10 @@ append turns for the user as fast as they can; ``forget_user`` runs in the test 
 while they write. From the moment it returns, the store holds nothing of the user and
 never will again: each writer stops on :class:`ForgottenError` and the user has no
 session, turn or document afterwards. Re-admitting the user lets a new turn in; the
-tombstone holds the ids and the time, no content. The same for ``forget_session``, and
-in-process with threads on every backend (in-memory included).
+tombstone holds the ids and the time, no content, and not a byte of the messages is left
+in the SQLite file and its WAL, under the Redis prefix or in the PostgreSQL schema. The
+same for ``forget_session``, and in-process with threads on every backend (in-memory
+included).
 
 Cost: about 2 s per backend.
 """
@@ -27,7 +29,7 @@ from memory_chains.sessions import SessionManager
 from memory_chains.stores import BaseStore, export_user, forget_session, forget_user
 from memory_chains.stores._loadgen import StoreTarget, child_command, child_env
 
-from ._backends import open_target
+from ._backends import open_target, raw_dump
 
 CANARY = "kanari-0f4e2b"
 
@@ -78,6 +80,7 @@ def test_writer_processes_cannot_bring_a_forgotten_user_back(
     try:
         time.sleep(0.3)  # both are writing
         assert main.count_turns("u0", "s0") + main.count_turns("u0", "s1") > 0
+        assert b"question w" in raw_dump(target)  # the scan does see the messages
         result = forget_user(main, "u0")
         assert result.turns > 0
         # from here on, nothing of u0 may be in the store, however long we look
@@ -86,6 +89,9 @@ def test_writer_processes_cannot_bring_a_forgotten_user_back(
             time.sleep(0.1)
         reports = _reports(writers)
         assert _user_data(main, "u0") == ((), ())
+        # and not a byte of their messages below the interface (file + WAL, keys, rows)
+        raw = raw_dump(target)
+        assert b"question w" not in raw and b"answer w" not in raw
         assert main.list_sessions("u0") == []
         for report in reports:
             assert str(report["error"]).startswith("ForgottenError: user 'u0' was forgotten")
