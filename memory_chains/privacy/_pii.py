@@ -231,9 +231,10 @@ def _find_card(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-# sex, year, month, department (2A/2B in Corsica), commune, order, key
+# sex (1/2, 7/8 for temporary numbers), year, month, department (2A/2B in Corsica),
+# commune, order, key; no 3 or 4 in front: a 15-digit Amex card starts with 34 or 37
 _NIR_RE = re.compile(
-    r"(?<![0-9A-Z])[12378](?:[ .\-]{0,3}\d{2}){2}[ .\-]{0,3}(?:\d{2}|2[AB])"
+    r"(?<![0-9A-Z])[1278](?:[ .\-]{0,3}\d{2}){2}[ .\-]{0,3}(?:\d{2}|2[AB])"
     r"(?:[ .\-]{0,3}\d{3}){2}[ .\-]{0,3}\d{2}(?![0-9A-Z])"
 )
 

@@ -31,16 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from memory_chains.errors import ConfigurationError, StoreNotFoundError
-from memory_chains.stores._base import (
-    BaseStore,
-    Document,
-    Namespace,
-    SummaryState,
-    Tombstone,
-    Turn,
-    validate_id,
-    validate_namespace,
-)
+from memory_chains.stores._base import BaseStore
 from memory_chains.stores._memory import InMemoryStore
 from memory_chains.stores._privacy import (
     ForgetResult,
@@ -51,6 +42,15 @@ from memory_chains.stores._privacy import (
     readmit_user,
 )
 from memory_chains.stores._resilient import ResilienceStats, ResilientStore
+from memory_chains.stores._values import (
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    validate_id,
+    validate_namespace,
+)
 
 if TYPE_CHECKING:
     from memory_chains.stores._postgres import PostgresStore

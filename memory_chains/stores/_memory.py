@@ -17,8 +17,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from memory_chains.stores._base import (
-    BaseStore,
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._values import (
     Document,
     Namespace,
     SummaryState,

@@ -42,15 +42,25 @@ from memory_chains.errors import (
     StoreNotFoundError,
     StoreUnavailableError,
 )
-from memory_chains.stores._base import (
-    BaseStore,
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._postgres_schema import (
+    LOCK_ID,
+    MIGRATIONS,
+    add_tombstone,
+    list_tombstones,
+    quote_option,
+    read_version,
+    redact,
+    refuse_forgotten,
+    remove_tombstones,
+)
+from memory_chains.stores._values import (
     Document,
     Namespace,
     SummaryState,
     Tombstone,
     Turn,
     document_owner,
-    forgotten_error,
 )
 
 if TYPE_CHECKING:
@@ -61,61 +71,6 @@ __all__ = ["MIGRATIONS", "PostgresStore"]
 
 _SEP = "\x1f"
 _SEP_NEXT = "\x20"
-_LOCK_ID = 0x6D635F73  # advisory lock key for migrations ("mc_s")
-_TOMB_LOCK = 0x6D635F74  # first key of the per-user advisory locks of tombstones ("mc_t")
-
-#: Ordered schema migrations; migration i (0-based) brings the schema to version i + 1.
-#: Never edit a released entry: append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE mc_sessions (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            turn_count BIGINT NOT NULL DEFAULT 0,
-            last_seq BIGINT NOT NULL DEFAULT 0,
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        )""",
-        """CREATE TABLE mc_turns (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            seq BIGINT NOT NULL,
-            human TEXT NOT NULL,
-            ai TEXT NOT NULL,
-            metadata JSONB NOT NULL DEFAULT '{}',
-            created_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id, seq)
-        )""",
-        """CREATE TABLE mc_summaries (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            text TEXT NOT NULL,
-            upto_seq BIGINT NOT NULL,
-            data JSONB NOT NULL DEFAULT '{}',
-            version BIGINT NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        )""",
-        """CREATE TABLE mc_documents (
-            namespace TEXT COLLATE "C" NOT NULL,
-            key TEXT COLLATE "C" NOT NULL,
-            value JSONB NOT NULL,
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (namespace, key)
-        )""",
-    ),
-    (
-        # forgotten users (session_id '') and sessions: ids and time only
-        """CREATE TABLE mc_tombstones (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            forgotten_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        )""",
-    ),
-)
 
 
 class PostgresStore(BaseStore):
@@ -184,7 +139,7 @@ class PostgresStore(BaseStore):
         self._has_tombstones = True  # False for an old schema opened read-only
 
     def __repr__(self) -> str:
-        return f"PostgresStore({_redact(self.url)!r}, schema={self.schema!r})"
+        return f"PostgresStore({redact(self.url)!r}, schema={self.schema!r})"
 
     # -- connections ---------------------------------------------------------------------
 
@@ -204,7 +159,7 @@ class PostgresStore(BaseStore):
                     name="memory_chains",
                     kwargs={
                         "connect_timeout": max(1, int(self.timeout)),
-                        "options": f"-c search_path={_quote_option(self.schema)}"
+                        "options": f"-c search_path={quote_option(self.schema)}"
                         + (" -c default_transaction_read_only=on" if self.read_only else ""),
                     },
                 )
@@ -213,7 +168,7 @@ class PostgresStore(BaseStore):
                 except PoolTimeout as exc:
                     pool.close()
                     raise StoreUnavailableError(
-                        f"cannot connect to the PostgreSQL store {_redact(self.url)} "
+                        f"cannot connect to the PostgreSQL store {redact(self.url)} "
                         f"within {self.timeout:g} s"
                     ) from exc
                 self._pool = pool
@@ -230,14 +185,14 @@ class PostgresStore(BaseStore):
                 yield conn
         except PoolTimeout as exc:
             raise StoreUnavailableError(
-                f"no PostgreSQL connection available for {_redact(self.url)}: {exc}"
+                f"no PostgreSQL connection available for {redact(self.url)}: {exc}"
             ) from exc
         except psycopg.OperationalError as exc:
             raise StoreUnavailableError(
-                f"cannot reach the PostgreSQL store {_redact(self.url)}: {exc}"
+                f"cannot reach the PostgreSQL store {redact(self.url)}: {exc}"
             ) from exc
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL store {_redact(self.url)} failed: {exc}") from exc
+            raise StoreError(f"PostgreSQL store {redact(self.url)} failed: {exc}") from exc
 
     def close(self) -> None:
         """Close the pool; a later call opens a new one."""
@@ -252,22 +207,22 @@ class PostgresStore(BaseStore):
     def schema_version(self) -> int:
         """The schema version recorded in ``mc_schema`` (0 before :meth:`setup`)."""
         with self._tx() as conn:
-            return _read_version(conn)
+            return read_version(conn)
 
     def exists(self) -> bool:
         """True when the schema holds the ``mc_*`` tables; nothing is written."""
         with self._tx() as conn:
-            return _read_version(conn) > 0
+            return read_version(conn) > 0
 
     def _setup(self) -> None:
         from psycopg import sql
 
         if self.read_only:
             with self._tx() as conn:
-                version = _read_version(conn)
+                version = read_version(conn)
             if version == 0:
                 raise StoreNotFoundError(
-                    f"no store in schema {self.schema!r} of {_redact(self.url)}"
+                    f"no store in schema {self.schema!r} of {redact(self.url)}"
                 )
             if version > len(MIGRATIONS):
                 raise SchemaVersionError(
@@ -277,12 +232,12 @@ class PostgresStore(BaseStore):
             self._has_tombstones = version >= 2
             return
         with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
             )
             conn.execute("CREATE TABLE IF NOT EXISTS mc_schema (version INTEGER NOT NULL)")
-            version = _read_version(conn)
+            version = read_version(conn)
             if version > len(MIGRATIONS):
                 raise SchemaVersionError(
                     f"schema {self.schema!r} has version {version}, newer than the "
@@ -314,7 +269,7 @@ class PostgresStore(BaseStore):
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._tx() as conn:
-            _refuse_forgotten(conn, user_id, session_id)
+            refuse_forgotten(conn, user_id, session_id)
             # the upsert row-locks the session until commit: appends are serialised per session
             row = conn.execute(
                 "INSERT INTO mc_sessions"
@@ -426,7 +381,7 @@ class PostgresStore(BaseStore):
     ) -> SummaryState | None:
         params = (text, upto_seq, data_json, expected_version + 1, now, user_id, session_id)
         with self._tx() as conn:
-            _refuse_forgotten(conn, user_id, session_id)
+            refuse_forgotten(conn, user_id, session_id)
             if expected_version == 0:
                 cur = conn.execute(
                     "INSERT INTO mc_summaries"
@@ -450,7 +405,7 @@ class PostgresStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx() as conn:
-            _refuse_forgotten(conn, *document_owner(namespace, key))
+            refuse_forgotten(conn, *document_owner(namespace, key))
             conn.execute(
                 "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
                 " VALUES (%s, %s, %s::jsonb, %s, %s)"
@@ -464,7 +419,7 @@ class PostgresStore(BaseStore):
     ) -> bool:
         ns = _SEP.join(namespace)
         with self._tx() as conn:
-            _refuse_forgotten(conn, *document_owner(namespace, key))
+            refuse_forgotten(conn, *document_owner(namespace, key))
             if expected_json is None:
                 cur = conn.execute(
                     "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
@@ -517,81 +472,14 @@ class PostgresStore(BaseStore):
 
     def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
         with self._tx() as conn:
-            # exclusive: waits for the user's writes in flight, which then commit first
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))", (_TOMB_LOCK, user_id)
-            )
-            conn.execute(
-                "INSERT INTO mc_tombstones (user_id, session_id, forgotten_at)"
-                " VALUES (%s, %s, %s) ON CONFLICT (user_id, session_id) DO NOTHING",
-                (user_id, session_id or "", now),
-            )
-            row = conn.execute(
-                "SELECT forgotten_at FROM mc_tombstones WHERE user_id = %s AND session_id = %s",
-                (user_id, session_id or ""),
-            ).fetchone()
-        assert row is not None
-        return Tombstone(user_id, session_id, float(row[0]))
+            return add_tombstone(conn, user_id, session_id, now)
 
     def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
         with self._tx() as conn:
-            if session_id is None:
-                cur = conn.execute("DELETE FROM mc_tombstones WHERE user_id = %s", (user_id,))
-            else:
-                cur = conn.execute(
-                    "DELETE FROM mc_tombstones WHERE user_id = %s AND session_id = %s",
-                    (user_id, session_id),
-                )
-            return int(cur.rowcount)
+            return remove_tombstones(conn, user_id, session_id)
 
     def _tombstones(self, user_id: str) -> list[Tombstone]:
         if not self._has_tombstones:
             return []
         with self._tx() as conn:
-            rows = conn.execute(
-                "SELECT session_id, forgotten_at FROM mc_tombstones WHERE user_id = %s",
-                (user_id,),
-            ).fetchall()
-        return [Tombstone(user_id, r[0] or None, float(r[1])) for r in rows]
-
-
-def _refuse_forgotten(
-    conn: psycopg.Connection[Any], user_id: str | None, session_id: str | None
-) -> None:
-    """Inside a write transaction: take the user's advisory lock (shared) so no tombstone
-    is added until commit, then raise if the user or session already has one. Two
-    statements: in READ COMMITTED the check's snapshot must be taken after the lock."""
-    if user_id is None:
-        return
-    conn.execute(
-        "SELECT pg_advisory_xact_lock_shared(%s::int4, hashtext(%s))", (_TOMB_LOCK, user_id)
-    )
-    row = conn.execute(
-        "SELECT session_id, forgotten_at FROM mc_tombstones"
-        " WHERE user_id = %s AND session_id IN ('', %s) ORDER BY session_id LIMIT 1",
-        (user_id, session_id or ""),
-    ).fetchone()
-    if row is not None:
-        raise forgotten_error(user_id, row[0] or None, float(row[1]))
-
-
-def _read_version(conn: psycopg.Connection[Any]) -> int:
-    exists = conn.execute("SELECT to_regclass('mc_schema')").fetchone()
-    if exists is None or exists[0] is None:
-        return 0
-    row = conn.execute("SELECT MAX(version) FROM mc_schema").fetchone()
-    return int(row[0] or 0) if row else 0
-
-
-def _quote_option(schema: str) -> str:
-    """The schema as a ``search_path`` value inside libpq ``options`` (quoted, escaped)."""
-    quoted = '"' + schema.replace('"', '""') + '"'
-    return quoted.replace("\\", "\\\\").replace(" ", "\\ ")
-
-
-def _redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    if "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://***@{rest.rsplit('@', 1)[1]}"
+            return list_tombstones(conn, user_id)

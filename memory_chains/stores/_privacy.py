@@ -53,7 +53,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memory_chains.stores._base import BaseStore, Document, validate_id
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._values import Document, validate_id
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -189,6 +190,7 @@ def forget_user(store: BaseStore, user_id: str) -> ForgetResult:
     sessions = store.list_sessions(user_id)
     turns = sum(store.delete_session(user_id, s) for s in sessions)
     documents = sum(store.delete(d.namespace, d.key) for d in _user_documents(store, user_id))
+    store._after_erasure()  # no stale copy of the bytes either (SQLite: VACUUM)
     return ForgetResult(sessions=len(sessions), turns=turns, documents=documents)
 
 
@@ -229,6 +231,8 @@ def forget_session(
     documents = int(store.delete((_SESSIONS, user_id), session_id))
     for doc in store.list((_SESSIONS, user_id, session_id)):
         documents += store.delete(doc.namespace, doc.key)
+    if tombstone:  # an erasure, not housekeeping: no stale copy of the bytes either
+        store._after_erasure()
     return ForgetResult(sessions=int(existed or documents > 0), turns=turns, documents=documents)
 
 

@@ -46,7 +46,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from memory_chains.errors import (
     ConfigurationError,
@@ -55,15 +55,27 @@ from memory_chains.errors import (
     StoreNotFoundError,
     StoreUnavailableError,
 )
-from memory_chains.stores._base import (
-    BaseStore,
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._redis_layout import (
+    AFTER_SEPS,
+    APPEND,
+    DELETE_SESSION,
+    KEY_SEP,
+    LABEL_SEP,
+    PUT,
+    REPLACE_SUMMARY,
+    doc_member,
+    glob_escape,
+    parse_turn,
+    refuse_forgotten,
+)
+from memory_chains.stores._values import (
     Document,
     Namespace,
     SummaryState,
     Tombstone,
     Turn,
     document_owner,
-    forgotten_error,
     load_stored_json,
 )
 
@@ -75,101 +87,6 @@ __all__ = ["SCHEMA_VERSION", "RedisStore"]
 #: Version of the key layout described in the module docstring, kept in ``{prefix}schema``.
 #: 2 added the tombstones: a library of layout 1 would not check them, so it is refused.
 SCHEMA_VERSION = 2
-
-_LABEL_SEP = "\x1f"  # between namespace labels
-_KEY_SEP = "\x1e"  # between the namespace and the key: sorts before _LABEL_SEP
-_AFTER_SEPS = "\x20"  # first character that a label may start with
-
-# Every script ends by refreshing the TTL (ARGV[1], milliseconds; 0 = none) of the session
-# keys it got, all but the first (the user's tombstones) and the last (the user's session
-# index, pruned on listing): a session expires as a whole, ``ttl`` after its last write.
-_TOUCH = """
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then
-  for i = 2, #KEYS - 1 do
-    if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ttl) end
-  end
-end
-"""
-
-# A write for a forgotten user or session returns {'forgotten', field, time} and writes
-# nothing. KEYS[1]: the user's tombstones; ARGV[2]: the session ('' for none).
-_CHECK = """
-local tomb = redis.call('HMGET', KEYS[1], '*', ARGV[2])
-if tomb[1] then return {'forgotten', '*', tomb[1]} end
-if ARGV[2] ~= '' and tomb[2] then return {'forgotten', ARGV[2], tomb[2]} end
-"""
-
-# KEYS: tombstones, count, turns, sessions. ARGV: ttl, session_id, JSON body of the turn.
-_APPEND = (
-    _CHECK
-    + """
-local seq = redis.call('HINCRBY', KEYS[2], 'last', 1)
-redis.call('HINCRBY', KEYS[2], 'n', 1)
-redis.call('ZADD', KEYS[3], seq, seq .. ':' .. ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[2])
-"""
-    + _TOUCH
-    + "return seq"
-)
-
-# KEYS: tombstones, summary, count, turns, sessions.
-# ARGV: ttl, session_id, expected, text, upto_seq, data, now.
-_REPLACE_SUMMARY = (
-    _CHECK
-    + """
-local version = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
-if version ~= tonumber(ARGV[3]) then
-  return -1
-end
-redis.call('HSET', KEYS[2], 'text', ARGV[4], 'upto_seq', ARGV[5], 'data', ARGV[6],
-  'version', version + 1, 'updated_at', ARGV[7])
-if tonumber(ARGV[5]) > 0 then
-  redis.call('SADD', KEYS[5], ARGV[2])
-elseif redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('SREM', KEYS[5], ARGV[2])
-end
-"""
-    + _TOUCH
-    + "return version + 1"
-)
-
-# KEYS: tombstones (not read), summary, turns, count, sessions. ARGV: ttl, session_id, now.
-_DELETE_SESSION = (
-    """
-local deleted = redis.call('ZCARD', KEYS[3])
-redis.call('DEL', KEYS[3], KEYS[4])
-redis.call('SREM', KEYS[5], ARGV[2])
-local version = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
-redis.call('HSET', KEYS[2], 'text', '', 'upto_seq', 0, 'data', '{}',
-  'version', version + 1, 'updated_at', ARGV[3])
-"""
-    + _TOUCH
-    + "return deleted"
-)
-
-
-# KEYS: tombstones of the owner, docs index, values, created, updated.
-# ARGV: unused, session of the owner ('' = none), member, value, now,
-# and for a compare-and-swap a 6th: the expected value ('' = no document yet).
-_PUT = (
-    _CHECK
-    + """
-if ARGV[6] then
-  local current = redis.call('HGET', KEYS[3], ARGV[3])
-  if ARGV[6] == '' then
-    if current then return 0 end
-  elseif current ~= ARGV[6] then
-    return 0
-  end
-end
-redis.call('ZADD', KEYS[2], 0, ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-redis.call('HSETNX', KEYS[4], ARGV[3], ARGV[5])
-redis.call('HSET', KEYS[5], ARGV[3], ARGV[5])
-return 1
-"""
-)
 
 
 class RedisStore(BaseStore):
@@ -253,10 +170,10 @@ class RedisStore(BaseStore):
             )
         except (ValueError, TypeError) as exc:
             raise ConfigurationError(f"bad Redis URL {_redact(str(url))!r}: {exc}") from exc
-        self._append = self._client.register_script(_APPEND)
-        self._replace = self._client.register_script(_REPLACE_SUMMARY)
-        self._delete_sess = self._client.register_script(_DELETE_SESSION)
-        self._put_script = self._client.register_script(_PUT)
+        self._append = self._client.register_script(APPEND)
+        self._replace = self._client.register_script(REPLACE_SUMMARY)
+        self._delete_sess = self._client.register_script(DELETE_SESSION)
+        self._put_script = self._client.register_script(PUT)
 
     def __repr__(self) -> str:
         return f"RedisStore({_redact(self.url)!r}, prefix={self.prefix!r})"
@@ -290,7 +207,7 @@ class RedisStore(BaseStore):
         deleted = 0
         with self._io() as r:
             batch: list[str] = []
-            for key in r.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+            for key in r.scan_iter(match=glob_escape(self.prefix) + "*", count=500):
                 batch.append(cast(str, key))
                 if len(batch) == 500:
                     deleted += int(r.unlink(*batch))
@@ -352,7 +269,7 @@ class RedisStore(BaseStore):
         ]
         with self._io():
             result = self._append(keys=keys, args=[self._ttl_ms, session_id, body])
-        _refuse_forgotten(result, user_id)
+        refuse_forgotten(result, user_id)
         return Turn(int(result), human, ai, now, json.loads(metadata_json))
 
     def _read_turns(
@@ -365,7 +282,7 @@ class RedisStore(BaseStore):
             else:
                 members = r.zrevrangebyscore(key, "+inf", f"({after_seq}", start=0, num=last)
                 members.reverse()
-        return [_parse_turn(m) for m in cast("list[str]", members)]
+        return [parse_turn(m) for m in cast("list[str]", members)]
 
     def _count_turns(self, user_id: str, session_id: str) -> tuple[int, int]:
         with self._io() as r:
@@ -443,7 +360,7 @@ class RedisStore(BaseStore):
         ]  # fmt: skip
         with self._io():
             result = self._replace(keys=keys, args=args)
-        _refuse_forgotten(result, user_id)
+        refuse_forgotten(result, user_id)
         version = int(result)
         if version < 0:
             return None
@@ -471,17 +388,23 @@ class RedisStore(BaseStore):
         user, session = document_owner(namespace, key)
         # a document owned by nobody reads an empty tombstone hash
         tomb = self._k("tomb", user) if user is not None else f"{self.prefix}tomb:none"
-        args: list[str | int] = ["", session or "", _member(namespace, key), value_json, repr(now)]
+        args: list[str | int] = [
+            "",
+            session or "",
+            doc_member(namespace, key),
+            value_json,
+            repr(now),
+        ]
         if expected is not None:
             args.append(expected)
         with self._io():
             result = self._put_script(keys=[tomb, *self._doc_keys()], args=args)
         if user is not None:
-            _refuse_forgotten(result, user)
+            refuse_forgotten(result, user)
         return int(result) == 1
 
     def _get(self, namespace: Namespace, key: str) -> Document | None:
-        member = _member(namespace, key)
+        member = doc_member(namespace, key)
         _, values, created, updated = self._doc_keys()
         with self._io() as r:
             pipe = r.pipeline(transaction=True)
@@ -496,8 +419,8 @@ class RedisStore(BaseStore):
     def _list(self, prefix: Namespace, limit: int | None) -> list[Document]:
         index, values, created, updated = self._doc_keys()
         if prefix:
-            joined = _LABEL_SEP.join(prefix)
-            lo, hi = f"[{joined}{_KEY_SEP}", f"({joined}{_AFTER_SEPS}"
+            joined = LABEL_SEP.join(prefix)
+            lo, hi = f"[{joined}{KEY_SEP}", f"({joined}{AFTER_SEPS}"
         else:
             lo, hi = "-", "+"
         with self._io() as r:
@@ -517,15 +440,15 @@ class RedisStore(BaseStore):
         for member, value, c, u in zip(members, vals, cs, us, strict=True):
             if value is None:  # deleted between the two round trips
                 continue
-            ns, _, key = member.partition(_KEY_SEP)
+            ns, _, key = member.partition(KEY_SEP)
             value_obj = load_stored_json(value)
             docs.append(
-                Document(tuple(ns.split(_LABEL_SEP)), key, value_obj, float(c or 0), float(u or 0))
+                Document(tuple(ns.split(LABEL_SEP)), key, value_obj, float(c or 0), float(u or 0))
             )
         return docs
 
     def _delete(self, namespace: Namespace, key: str) -> bool:
-        member = _member(namespace, key)
+        member = doc_member(namespace, key)
         index, values, created, updated = self._doc_keys()
         with self._io() as r:
             pipe = r.pipeline(transaction=True)
@@ -561,28 +484,6 @@ class RedisStore(BaseStore):
         with self._io() as r:
             fields = cast("dict[str, str]", r.hgetall(self._k("tomb", user_id)))
         return [Tombstone(user_id, None if f == "*" else f, float(at)) for f, at in fields.items()]
-
-
-def _refuse_forgotten(result: Any, user_id: str) -> None:
-    """Raise the typed error for a script that answered ``{'forgotten', field, time}``."""
-    if isinstance(result, list) and result and result[0] == "forgotten":
-        field, at = str(result[1]), float(result[2])
-        raise forgotten_error(user_id, None if field == "*" else field, at)
-
-
-def _member(namespace: Namespace, key: str) -> str:
-    return f"{_LABEL_SEP.join(namespace)}{_KEY_SEP}{key}"
-
-
-def _parse_turn(member: str) -> Turn:
-    seq, _, body = member.partition(":")
-    data: dict[str, Any] = load_stored_json(body, "a turn")
-    return Turn(int(seq), data["h"], data["a"], float(data["t"]), data["m"])
-
-
-def _glob_escape(text: str) -> str:
-    """``text`` as a literal in a Redis ``MATCH`` pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
 def _redact(url: str) -> str:

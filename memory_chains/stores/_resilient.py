@@ -48,14 +48,8 @@ from memory_chains.errors import (
     StoreUnavailableError,
     StoreUnavailableWarning,
 )
-from memory_chains.stores._base import (
-    BaseStore,
-    Document,
-    Namespace,
-    SummaryState,
-    Tombstone,
-    Turn,
-)
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._values import Document, Namespace, SummaryState, Tombstone, Turn
 
 __all__ = ["ResilienceStats", "ResilientStore"]
 
@@ -404,6 +398,9 @@ class ResilientStore(BaseStore):
 
     def _delete(self, namespace: Namespace, key: str) -> bool:
         return self._must(lambda: self.inner._delete(namespace, key), "deleting the document")
+
+    def _after_erasure(self) -> None:
+        self._must(self.inner._after_erasure, "rebuilding the store after an erasure")
 
     def exists(self) -> bool:
         """Whether the inner store exists (an outage raises: never a silent "no")."""

@@ -1,9 +1,10 @@
 """The embedded default store: :class:`SQLiteStore`, one SQLite file in WAL mode.
 
-Only this module imports :mod:`sqlite3`. The schema is versioned: :data:`MIGRATIONS` is an
-ordered list applied by :meth:`SQLiteStore.setup` inside one transaction, and the version
-reached is recorded in ``mc_schema``. A file written by a newer library (higher version)
-is refused with :class:`~memory_chains.errors.SchemaVersionError` rather than misread.
+Only this module and :mod:`._sqlite_schema` import :mod:`sqlite3`. The schema is
+versioned: :data:`MIGRATIONS` is an ordered list applied by :meth:`SQLiteStore.setup`
+inside one transaction, and the version reached is recorded in ``mc_schema``. A file
+written by a newer library (higher version) is refused with
+:class:`~memory_chains.errors.SchemaVersionError` rather than misread.
 
 ``read_only=True`` opens an existing file with SQLite's ``mode=ro`` (``immutable=1`` when
 not even the ``-shm`` file can be created next to it, e.g. a read-only directory): nothing
@@ -46,15 +47,28 @@ from memory_chains.errors import (
     StoreNotFoundError,
     StoreUnavailableError,
 )
-from memory_chains.stores._base import (
-    BaseStore,
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._sqlite_schema import (
+    MIGRATIONS,
+    UPSERT_DOCUMENT,
+    add_tombstone,
+    checkpoint_wal,
+    connect_read_only,
+    connect_read_write,
+    list_tombstones,
+    load_object,
+    read_version,
+    refuse_forgotten,
+    remove_tombstones,
+    vacuum,
+)
+from memory_chains.stores._values import (
     Document,
     Namespace,
     SummaryState,
     Tombstone,
     Turn,
     document_owner,
-    forgotten_error,
     load_stored_json,
 )
 
@@ -64,73 +78,6 @@ __all__ = ["MIGRATIONS", "SQLiteStore"]
 # in labels), so that a prefix query is an index range: [P, P) ∪ [P + US, P + US + 1).
 _SEP = "\x1f"
 _SEP_NEXT = "\x20"
-
-#: Ordered schema migrations; migration i (0-based) brings the schema to version i + 1.
-#: Never edit a released entry: append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE mc_sessions (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            turn_count INTEGER NOT NULL DEFAULT 0,
-            last_seq INTEGER NOT NULL DEFAULT 0,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        ) WITHOUT ROWID""",
-        """CREATE TABLE mc_turns (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            human TEXT NOT NULL,
-            ai TEXT NOT NULL,
-            metadata TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id, seq)
-        ) WITHOUT ROWID""",
-        """CREATE TABLE mc_summaries (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            text TEXT NOT NULL,
-            upto_seq INTEGER NOT NULL,
-            data TEXT NOT NULL DEFAULT '{}',
-            version INTEGER NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        ) WITHOUT ROWID""",
-        """CREATE TABLE mc_documents (
-            namespace TEXT NOT NULL,
-            key TEXT NOT NULL,
-            value TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (namespace, key)
-        ) WITHOUT ROWID""",
-    ),
-    (
-        # forgotten users (session_id '') and sessions: ids and time only
-        """CREATE TABLE mc_tombstones (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            forgotten_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        ) WITHOUT ROWID""",
-    ),
-)
-
-_FORGOTTEN = (
-    "SELECT session_id, forgotten_at FROM mc_tombstones"
-    " WHERE user_id = ? AND session_id IN ('', ?) ORDER BY session_id LIMIT 1"
-)
-
-
-# Insert a document or replace its value (its creation time stays).
-_UPSERT_DOCUMENT = (
-    "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
-    " VALUES (?, ?, ?, ?, ?)"
-    " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
-    " updated_at = excluded.updated_at"
-)
 
 
 class SQLiteStore(BaseStore):
@@ -184,59 +131,10 @@ class SQLiteStore(BaseStore):
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
             if self.read_only:
-                self._conn = self._connect_read_only()
-                return self._conn
-            try:
-                if self.path != ":memory:":
-                    Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    os.path.expanduser(self.path),
-                    timeout=self.timeout,
-                    isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                    check_same_thread=False,  # guarded by self._lock
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                # Deleted rows are overwritten with zeros, so that forgetting a user leaves
-                # no trace of their messages in free pages (see _erase_traces).
-                conn.execute("PRAGMA secure_delete=ON")
-            except (sqlite3.Error, OSError) as exc:
-                raise StoreUnavailableError(
-                    f"cannot open the SQLite store {self.path!r}: {exc}"
-                ) from exc
-            self._conn = conn
+                self._conn = connect_read_only(self.path, self.timeout)
+            else:
+                self._conn = connect_read_write(self.path, self.timeout)
         return self._conn
-
-    def _connect_read_only(self) -> sqlite3.Connection:
-        """A ``mode=ro`` connection, or ``immutable=1`` when SQLite cannot even create
-        the ``-shm`` file beside a WAL database (a directory the user may not write)."""
-        file = Path(self.path).expanduser()
-        if self.path == ":memory:" or not file.is_file():
-            raise StoreNotFoundError(f"no store at {self.path!r} (no such file)")
-        base = file.resolve().as_uri()
-        last: sqlite3.Error | None = None
-        for query in ("?mode=ro", "?mode=ro&immutable=1"):
-            try:
-                conn = sqlite3.connect(
-                    base + query,
-                    uri=True,
-                    timeout=self.timeout,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
-            except sqlite3.Error as exc:
-                last = exc
-                continue
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                return conn
-            except sqlite3.DatabaseError as exc:
-                conn.close()
-                last = exc
-                if "not a database" in str(exc):
-                    break
-        raise StoreError(f"cannot read the SQLite store {self.path!r}: {last}") from last
 
     def exists(self) -> bool:
         """True when the file exists and holds a memory_chains schema (read-only check).
@@ -248,9 +146,9 @@ class SQLiteStore(BaseStore):
             return False
         if self._conn is not None and self._setup_done:
             return True
-        conn = self._connect_read_only()
+        conn = connect_read_only(self.path, self.timeout)
         try:
-            return _read_version(conn) > 0
+            return read_version(conn) > 0
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the SQLite store {self.path!r}: {exc}") from exc
         finally:
@@ -297,12 +195,12 @@ class SQLiteStore(BaseStore):
     def schema_version(self) -> int:
         """The schema version recorded in the file (0 before :meth:`setup`)."""
         with self._tx(write=False) as conn:
-            return _read_version(conn)
+            return read_version(conn)
 
     def _setup(self) -> None:
         if self.read_only:
             with self._tx(write=False) as conn:
-                version = _read_version(conn)
+                version = read_version(conn)
                 self._has_tombstones = version >= 2
             if version == 0:
                 raise StoreNotFoundError(f"no store at {self.path!r} (not a memory_chains file)")
@@ -315,7 +213,7 @@ class SQLiteStore(BaseStore):
         self._has_tombstones = True
         with self._tx(write=True) as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS mc_schema (version INTEGER NOT NULL)")
-            version = _read_version(conn)
+            version = read_version(conn)
             if version > len(MIGRATIONS):
                 raise SchemaVersionError(
                     f"{self.path!r} has schema version {version}, newer than the "
@@ -336,7 +234,7 @@ class SQLiteStore(BaseStore):
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._tx(write=True) as conn:
-            _refuse_forgotten(conn, user_id, session_id)
+            refuse_forgotten(conn, user_id, session_id)
             row = conn.execute(
                 "SELECT last_seq FROM mc_sessions WHERE user_id = ? AND session_id = ?",
                 (user_id, session_id),
@@ -376,7 +274,7 @@ class SQLiteStore(BaseStore):
                     (user_id, session_id, after_seq, last),
                 ).fetchall()
                 rows.reverse()
-        return [Turn(r[0], r[1], r[2], r[3], _load_object(r[4])) for r in rows]
+        return [Turn(r[0], r[1], r[2], r[3], load_object(r[4])) for r in rows]
 
     def _count_turns(self, user_id: str, session_id: str) -> tuple[int, int]:
         with self._tx(write=False) as conn:
@@ -420,23 +318,8 @@ class SQLiteStore(BaseStore):
                 )
 
     def _checkpoint(self, *, wait: bool) -> bool:
-        """Checkpoint the WAL and truncate it; False if a reader prevented it.
-
-        Without ``wait`` the busy handler is off: a failed attempt costs nothing.
-        """
-        conn = self._connect()
-        try:
-            if not wait:
-                conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            finally:
-                if not wait:
-                    # PRAGMA takes no parameters: an int formatted in, nothing else
-                    conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-        except sqlite3.Error as exc:
-            raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
-        done = row is None or row[0] == 0
+        """Checkpoint the WAL and truncate it; False if a reader prevented it."""
+        done = checkpoint_wal(self._connect(), self.path, self.timeout, wait=wait)
         if done:
             self._traces_pending = False
         return done
@@ -445,6 +328,19 @@ class SQLiteStore(BaseStore):
         deleted = self._delete_session_rows(user_id, session_id)
         self._erase_traces()
         return deleted
+
+    def _after_erasure(self) -> None:
+        """``VACUUM``, then truncate the WAL: ``secure_delete`` zeroes deleted rows, but a
+        B-tree page split leaves a stale copy of the cells it moved in the old page's free
+        space, which only rebuilding the file removes (cost: one pass over the file).
+
+        Raises:
+            StoreUnavailableError: another connection kept the file busy for ``timeout``;
+                the rows are deleted, their stale copies go at the next erasure.
+        """
+        with self._lock:
+            vacuum(self._connect(), self.path)
+        self._erase_traces()
 
     def _delete_session_rows(self, user_id: str, session_id: str) -> int:
         with self._tx(write=True) as conn:
@@ -502,7 +398,7 @@ class SQLiteStore(BaseStore):
         now: float,
     ) -> SummaryState | None:
         with self._tx(write=True) as conn:
-            _refuse_forgotten(conn, user_id, session_id)
+            refuse_forgotten(conn, user_id, session_id)
             row = conn.execute(
                 "SELECT version FROM mc_summaries WHERE user_id = ? AND session_id = ?",
                 (user_id, session_id),
@@ -524,9 +420,9 @@ class SQLiteStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx(write=True) as conn:
-            _refuse_forgotten(conn, *document_owner(namespace, key))
+            refuse_forgotten(conn, *document_owner(namespace, key))
             conn.execute(
-                _UPSERT_DOCUMENT,
+                UPSERT_DOCUMENT,
                 (_SEP.join(namespace), key, value_json, now, now),
             )
 
@@ -535,14 +431,14 @@ class SQLiteStore(BaseStore):
     ) -> bool:
         ns = _SEP.join(namespace)
         with self._tx(write=True) as conn:  # BEGIN IMMEDIATE: no other writer until COMMIT
-            _refuse_forgotten(conn, *document_owner(namespace, key))
+            refuse_forgotten(conn, *document_owner(namespace, key))
             row = conn.execute(
                 "SELECT value FROM mc_documents WHERE namespace = ? AND key = ?", (ns, key)
             ).fetchone()
             if (row[0] if row else None) != expected_json:
                 return False
             conn.execute(
-                _UPSERT_DOCUMENT,
+                UPSERT_DOCUMENT,
                 (ns, key, value_json, now, now),
             )
         return True
@@ -590,60 +486,14 @@ class SQLiteStore(BaseStore):
 
     def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
         with self._tx(write=True) as conn:
-            conn.execute(
-                "INSERT INTO mc_tombstones (user_id, session_id, forgotten_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (user_id, session_id) DO NOTHING",
-                (user_id, session_id or "", now),
-            )
-            row = conn.execute(
-                "SELECT forgotten_at FROM mc_tombstones WHERE user_id = ? AND session_id = ?",
-                (user_id, session_id or ""),
-            ).fetchone()
-        return Tombstone(user_id, session_id, float(row[0]))
+            return add_tombstone(conn, user_id, session_id, now)
 
     def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
         with self._tx(write=True) as conn:
-            if session_id is None:
-                cur = conn.execute("DELETE FROM mc_tombstones WHERE user_id = ?", (user_id,))
-            else:
-                cur = conn.execute(
-                    "DELETE FROM mc_tombstones WHERE user_id = ? AND session_id = ?",
-                    (user_id, session_id),
-                )
-        return int(cur.rowcount)
+            return remove_tombstones(conn, user_id, session_id)
 
     def _tombstones(self, user_id: str) -> list[Tombstone]:
         if not self._has_tombstones:
             return []
         with self._tx(write=False) as conn:
-            rows = conn.execute(
-                "SELECT session_id, forgotten_at FROM mc_tombstones WHERE user_id = ?",
-                (user_id,),
-            ).fetchall()
-        return [Tombstone(user_id, r[0] or None, float(r[1])) for r in rows]
-
-
-def _refuse_forgotten(
-    conn: sqlite3.Connection, user_id: str | None, session_id: str | None
-) -> None:
-    """Raise inside a write transaction if the user or session has a tombstone."""
-    if user_id is None:
-        return
-    row = conn.execute(_FORGOTTEN, (user_id, session_id or "")).fetchone()
-    if row is not None:
-        raise forgotten_error(user_id, row[0] or None, float(row[1]))
-
-
-def _load_object(text: str) -> dict[str, object]:
-    value: dict[str, object] = {} if text == "{}" else load_stored_json(text)
-    return value
-
-
-def _read_version(conn: sqlite3.Connection) -> int:
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mc_schema'"
-    ).fetchone()
-    if not exists:
-        return 0
-    row = conn.execute("SELECT MAX(version) FROM mc_schema").fetchone()
-    return int(row[0] or 0)
+            return list_tombstones(conn, user_id)

@@ -200,3 +200,23 @@ def test_forget_on_a_read_only_or_missing_store_is_an_error(tmp_path: Path) -> N
     with pytest.raises(StoreNotFoundError):
         open_store(f"sqlite:///{tmp_path / 'typo' / 'memory.sqlite3'}", must_exist=True)
     assert not (tmp_path / "typo").exists()
+
+
+def test_no_stale_copy_survives_page_splits_in_the_sqlite_file(tmp_path: Path) -> None:
+    """secure_delete zeroes deleted rows, but a B-tree page split leaves a copy of the
+    cells it moved in the old page's free space: forget rebuilds the file (VACUUM)."""
+    from memory_chains.stores import SQLiteStore
+
+    path = tmp_path / "splits.sqlite3"
+    with SQLiteStore(path) as db:
+        for i in range(3000):  # interleaved users: many splits inside the turn B-tree
+            token = f"w0-i{i}"
+            meta = {"token": token}
+            db.append_turn("u0", f"s{i % 2}", f"question {token}", f"answer {token}", meta)
+            db.append_turn("u1", f"s{i % 2}", f"question zz-i{i}", f"answer zz-i{i}")
+        forget_user(db, "u0")
+        raw = path.read_bytes() + (
+            Path(f"{path}-wal").read_bytes() if Path(f"{path}-wal").exists() else b""
+        )
+        assert raw.count(b"question w0-i") == 0
+        assert raw.count(b"question zz-i") == 3000  # what remains, once: no stale copy
