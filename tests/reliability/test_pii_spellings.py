@@ -209,6 +209,11 @@ def test_international_mobile_numbers_of_other_countries_are_masked(region: str)
 def test_national_spellings_of_other_countries_need_their_region() -> None:
     belgian = "0470 12 34 56"
     assert PIIMasker(phone_regions=["FR", "BE"]).mask(f"tel {belgian}") == "tel [PHONE]"
+    from memory_chains.errors import InvalidInputError
+
+    for bad in (["XX"], []):
+        with pytest.raises(InvalidInputError, match="phone regions"):
+            PIIMasker(phone_regions=bad)
 
 
 # -- false positives --------------------------------------------------------------------
