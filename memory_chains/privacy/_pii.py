@@ -286,7 +286,14 @@ def phone_detector(regions: Iterable[str] = DEFAULT_PHONE_REGIONS) -> PIIDetecto
             matcher = phonenumbers.PhoneNumberMatcher(
                 folded.text, region, leniency=phonenumbers.Leniency.VALID
             )
-            spans.extend(folded.span(m.start, m.end) for m in matcher)
+            for match in matcher:
+                # the matcher may start a match on the space before the number
+                start, end = match.start, match.end
+                while start < end and folded.text[start].isspace():
+                    start += 1
+                while end > start and folded.text[end - 1].isspace():
+                    end -= 1
+                spans.append(folded.span(start, end))
         return spans
 
     return PIIDetector("PHONE", find)
