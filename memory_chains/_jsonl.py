@@ -10,11 +10,11 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory_chains._json import loads_bounded
 from memory_chains.errors import InvalidInputError
 
 __all__ = ["read_jsonl"]
@@ -35,7 +35,7 @@ def read_jsonl(path: str | Path, parse: Callable[[Any], T], expected: str) -> li
         if not line.strip():
             continue
         try:
-            rows.append(parse(json.loads(line)))
+            rows.append(parse(loads_bounded(line)))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InvalidInputError(f"{path}:{number}: expected {expected} ({exc})") from exc
     return rows

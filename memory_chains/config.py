@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from memory_chains.errors import ConfigurationError
 
@@ -65,9 +66,22 @@ class Settings:
         return self.home / "cache"
 
     @property
+    def default_store_path(self) -> Path:
+        """The SQLite file used when no store URL is set: ``memory.sqlite3`` under home."""
+        return self.home / "memory.sqlite3"
+
+    @property
     def default_store_url(self) -> str:
-        """The store URL, defaulting to a SQLite file under :attr:`home`."""
-        return self.store_url or f"sqlite:///{self.home / 'memory.sqlite3'}"
+        """The store URL, defaulting to the SQLite file under :attr:`home`.
+
+        The path is percent-encoded, so that decoding the URL gives it back exactly: a
+        home named ``a%2e%2e`` stays ``a%2e%2e``, never ``a..``.
+
+        Example:
+            >>> Settings(home=Path("/srv/mc%2e%2e")).default_store_url
+            'sqlite:////srv/mc%252e%252e/memory.sqlite3'
+        """
+        return self.store_url or "sqlite:///" + quote(str(self.default_store_path), safe="/")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -83,6 +97,9 @@ class Settings:
             )
         model_path = env.get("MEMORY_CHAINS_MODEL_PATH", "").strip()
         home = env.get("MEMORY_CHAINS_HOME", "").strip()
+        for name, value in (("MEMORY_CHAINS_HOME", home), ("MEMORY_CHAINS_MODEL_PATH", model_path)):
+            if "\x00" in value:
+                raise ConfigurationError(f"{name} holds a NUL character")
         return cls(
             openai_api_key=env.get("OPENAI_API_KEY", "").strip(),
             openai_model=env.get("MEMORY_CHAINS_OPENAI_MODEL", "").strip() or cls.openai_model,
@@ -106,8 +123,8 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError as exc:
         raise ConfigurationError(f"{name}={raw!r} is not an integer") from exc
-    if value < 0:
-        raise ConfigurationError(f"{name}={raw!r} must be zero or positive")
+    if not 0 <= value < 2**31:  # both are C ints in llama.cpp
+        raise ConfigurationError(f"{name}={raw!r} must be in 0 … {2**31 - 1}")
     return value
 
 

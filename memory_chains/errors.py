@@ -1,8 +1,11 @@
 """The exceptions memory_chains raises, in one hierarchy.
 
 Every error the library raises on purpose derives from :class:`MemoryChainsError`, so an
-application can catch the whole family with one ``except``. Driver and model errors are
-mapped onto this tree with ``raise ... from exc`` so the original cause stays attached.
+application can catch the whole family with one ``except``. Driver, model and validation
+errors (``sqlite3``, ``redis``, ``psycopg``, pydantic's ``ValidationError`` from the
+LangChain shells, ``OverflowError``, ``RecursionError`` from a file nested too deep) are
+mapped onto this tree with ``raise ... from exc`` so the original cause stays attached:
+a public entry point raises nothing else (besides ``KeyboardInterrupt`` and the like).
 
 ::
 
@@ -18,6 +21,9 @@ mapped onto this tree with ``raise ... from exc`` so the original cause stays at
     │   └── IndexCorruptedError     an index on disk is truncated, tampered or foreign
     └── StoreError                  a memory store failed
         ├── StoreUnavailableError   the store cannot be reached
+        ├── StoreNotFoundError      no store at that path or URL (nothing was created)
+        ├── ReadOnlyStoreError      a write to a store opened read-only
+        ├── ForgottenError          a write for a user or session that was forgotten
         └── SchemaVersionError      the store's schema is newer than this library
 
     UserWarning
@@ -35,6 +41,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "ForgottenError",
     "IndexCorruptedError",
     "InvalidInputError",
     "KnowledgeBaseError",
@@ -44,8 +51,10 @@ __all__ = [
     "ModelError",
     "ModelIntegrityError",
     "ModelUnavailableError",
+    "ReadOnlyStoreError",
     "SchemaVersionError",
     "StoreError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "StoreUnavailableWarning",
 ]
@@ -105,6 +114,35 @@ class StoreError(MemoryChainsError):
 
 class StoreUnavailableError(StoreError):
     """The store cannot be reached (file locked, server down)."""
+
+
+class StoreNotFoundError(StoreError):
+    """A command that only works on an existing store (export, list, forget…) was pointed
+    at a path or URL that holds none; nothing was created there."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """A write was attempted on a store opened with ``read_only=True``; nothing changed."""
+
+
+class ForgottenError(StoreError):
+    """A write for a user (or a session) that was forgotten: the store holds a tombstone
+    for them, and refuses to store anything about them until the application re-admits
+    them (:func:`~memory_chains.stores.readmit_user`). Nothing was written.
+
+    Attributes:
+        user_id: the forgotten user.
+        session_id: the forgotten session, or ``None`` when the whole user was forgotten.
+        forgotten_at: UNIX time of the forgetting.
+    """
+
+    def __init__(
+        self, message: str, user_id: str = "", session_id: str | None = None, at: float = 0.0
+    ) -> None:
+        super().__init__(message)
+        self.user_id = user_id
+        self.session_id = session_id
+        self.forgotten_at = at
 
 
 class SchemaVersionError(StoreError):

@@ -155,7 +155,7 @@ def _stub_model(counter: Callable[[str], int]) -> Any:
         ) -> int:
             return counter(get_buffer_string(messages))
 
-        def _next_text(self, messages: list[BaseMessage]) -> str:
+        def _next_text(self, messages: list[BaseMessage], options: dict[str, Any]) -> str:
             self.calls.append(list(messages))
             prompt = str(messages[-1].content) if messages else ""
             folded = [line for line in prompt.splitlines() if line.startswith("Human (turn")]

@@ -136,9 +136,9 @@ def run(args: argparse.Namespace) -> int:
             entity_memory=entity_memory,
         )
 
+    keys: tuple[str, ...] = _TEXT_KEYS
     if text_only:
         print(f"{'CAsT' if args.cast else 'CANARD'} follow-ups (n={len(rows)})")
-        keys = _TEXT_KEYS
     else:
         print(f"dataset {dataset}, rules {','.join(rules) or 'none'}", file=sys.stderr)
         keys = tuple(key.replace("@3", f"@{args.k}") for key in _KEYS)

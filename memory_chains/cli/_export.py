@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from memory_chains.stores import export_user, validate_id
 
     user = validate_id(args.user, "--user")
-    store = open_cli_store(args.store)
+    store = open_cli_store(args.store, read_only=True)
     try:
         document = export_user(store, user)
     finally:

@@ -3,8 +3,10 @@
 Without ``--session``: everything the store holds about the user — every session's turns
 and summary, session metadata, entities, profile, facts, vectors
 (:func:`~memory_chains.stores.forget_user`). With ``--session``: that session only
-(:func:`~memory_chains.stores.forget_session`). Asks for confirmation on a terminal;
-``--yes`` skips the question (required in scripts). Prints what was deleted as counts.
+(:func:`~memory_chains.stores.forget_session`). A tombstone stays, so nothing more is
+stored about them until the application re-admits them. Asks for confirmation on a
+terminal; ``--yes`` skips the question (required in scripts). Prints what was deleted as
+counts. A ``--store`` that holds no store is an error (nothing is created).
 
 Example:
     >>> import argparse
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     user = validate_id(args.user, "--user")
     session = None if args.session is None else validate_id(args.session, "--session")
-    store = open_cli_store(args.store)
+    store = open_cli_store(args.store, must_exist=True)  # a typo must not say "erased 0"
     try:
         what = f"user {user!r}" if session is None else f"session {session!r} of user {user!r}"
         if not confirm(f"Erase {what} from the {describe_store(store)}?", args.yes):

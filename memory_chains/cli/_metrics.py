@@ -55,13 +55,13 @@ def _fmt(value: object) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the session and print the report."""
+    from memory_chains.cli._store_args import open_cli_store
     from memory_chains.errors import InvalidInputError
     from memory_chains.metrics import ConversationMetrics
-    from memory_chains.stores import open_store
 
     if args.assume_window < 0:
         raise InvalidInputError("--assume-window must be 0 or more")
-    store = open_store(args.store)
+    store = open_cli_store(args.store, read_only=True)
     try:
         metrics = ConversationMetrics(
             coherence=not args.no_coherence, history_window=args.assume_window or None

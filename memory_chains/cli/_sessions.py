@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     from memory_chains.cli._store_args import open_cli_store
     from memory_chains.sessions import SessionManager
 
-    store = open_cli_store(args.store)
+    # listing never writes (a read-only file works); the others never create a store
+    reading = args.action == "list"
+    store = open_cli_store(args.store, read_only=reading, must_exist=not reading)
     try:
         manager = SessionManager(store, ttl=args.ttl_hours * 3600)
         if args.action == "list":

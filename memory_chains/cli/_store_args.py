@@ -40,15 +40,32 @@ def add_store_options(parser: Any, *, user_required: bool, session: bool = False
         parser.add_argument("--session", metavar="S", default=None, help="session id")
 
 
-def open_cli_store(url: str | None, *, resilient: bool = False) -> Any:
+def open_cli_store(
+    url: str | None,
+    *,
+    resilient: bool = False,
+    read_only: bool = False,
+    must_exist: bool = False,
+) -> Any:
     """Open (and set up) the store ``--store`` names, or the settings' default store.
 
     ``resilient`` wraps it in :class:`~memory_chains.stores.ResilientStore` (the chat keeps
-    answering, without memory, while the store is unreachable).
+    answering, without memory, while the store is unreachable). ``read_only`` (export,
+    listing, metrics) opens an existing store without writing anything, so a file the user
+    may only read works; ``must_exist`` (forget, merge, end, purge) refuses to create one.
+    Either way a mistyped ``--store`` is an error, never a new empty store.
+
+    Raises:
+        StoreNotFoundError: ``read_only`` or ``must_exist`` and there is no store there.
     """
+    from memory_chains.errors import StoreNotFoundError
     from memory_chains.stores import open_store
 
-    return open_store(url, resilient=resilient)
+    try:
+        return open_store(url, resilient=resilient, read_only=read_only, must_exist=must_exist)
+    except StoreNotFoundError as exc:
+        where = "--store" if url is not None else "MEMORY_CHAINS_STORE / MEMORY_CHAINS_HOME"
+        raise StoreNotFoundError(f"{exc}; check {where}") from exc
 
 
 def describe_store(store: Any) -> str:

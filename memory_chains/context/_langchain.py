@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate
 from pydantic import ConfigDict
 
+from memory_chains._pydantic import TypedValidation
 from memory_chains.context._builder import BuiltContext, ContextBuilder
 from memory_chains.errors import InvalidInputError
 
@@ -62,7 +63,7 @@ CONTEXT_QA_PROMPT = ChatPromptTemplate.from_messages(
 """Answer prompt with ``memory_context``, ``chat_history``, ``context`` and ``question``."""
 
 
-class ContextMemory(BaseMemory):
+class ContextMemory(TypedValidation, BaseMemory):
     """All our memories at once, under one token budget, as a ``BaseMemory``.
 
     Args:

@@ -26,6 +26,7 @@ from typing import Any
 from langchain_classic.base_memory import BaseMemory
 from pydantic import ConfigDict, Field
 
+from memory_chains._pydantic import TypedValidation
 from memory_chains.entities._llm import LLMEntityExtractor
 from memory_chains.entities._rules import RuleEntityExtractor
 from memory_chains.entities._tracker import EntityTracker, TurnReport
@@ -35,7 +36,7 @@ from memory_chains.errors import InvalidInputError
 __all__ = ["EntityMemory"]
 
 
-class EntityMemory(BaseMemory):
+class EntityMemory(TypedValidation, BaseMemory):
     """Entity memory for LangChain chains (``ConversationalRetrievalChain`` and others).
 
     Args:
@@ -95,7 +96,7 @@ class EntityMemory(BaseMemory):
                 token_counter=token_counter,
                 pii=pii,
             )
-        super().__init__(tracker=tracker, **kwargs)  # type: ignore[call-arg]
+        super().__init__(tracker=tracker, **kwargs)
 
     @property
     def memory_variables(self) -> list[str]:

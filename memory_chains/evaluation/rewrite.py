@@ -335,18 +335,18 @@ def evaluate_rewrites(
         result: RewriteResult = rewriter.rewrite(question, history, entities=hints)
         item = _item(row, index, question, history, result)
         item["entities"] = hints
-        gold = _gold_docs(row, where)
-        if gold:
+        golds = _gold_docs(row, where)
+        if golds:
             ranking = retriever.retrieve(result.queries)
-            ranks = [ranking.index(g) + 1 for g in gold]
+            ranks = [ranking.index(g) + 1 for g in golds]
             item.update(
                 rank=min(ranks),
                 ranks=ranks,
-                raw_rank=min(retriever.rank(question).index(g) + 1 for g in gold),
+                raw_rank=min(retriever.rank(question).index(g) + 1 for g in golds),
             )
             if isinstance(row.get("rewrite"), str):
                 gold_ranking = retriever.rank(row["rewrite"])
-                item["gold_rank"] = min(gold_ranking.index(g) + 1 for g in gold)
+                item["gold_rank"] = min(gold_ranking.index(g) + 1 for g in golds)
         mentions = row.get("must_mention")
         if mentions:
             folded = fold(result.standalone)

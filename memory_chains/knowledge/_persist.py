@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from langchain_core.documents import Document
 
+from memory_chains._json import loads_bounded
 from memory_chains.errors import IndexCorruptedError, KnowledgeBaseError
 
 __all__ = [
@@ -270,8 +271,8 @@ def _read(root: Path, name: str) -> bytes:
 
 def _parse_json(data: bytes, name: str) -> Any:
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return loads_bounded(data)
+    except ValueError as exc:  # not UTF-8, not JSON, or nested too deep
         raise IndexCorruptedError(f"{name} is not valid JSON: {exc}") from exc
 
 

@@ -299,8 +299,9 @@ class WindowCore(ShortTermMemory):
     """
 
     def __init__(self, k: int = 5, **kwargs: Any) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise InvalidInputError(f"k must be an integer >= 0, got {k!r}")
+        # bounded like every count a store reads (2**31): a larger one overflows drivers
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 2**31:
+            raise InvalidInputError(f"k must be an integer in 0 … 2**31, got {k!r:.40}")
         super().__init__(**kwargs)
         self.k = k
 

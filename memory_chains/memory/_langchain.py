@@ -24,6 +24,7 @@ from langchain_classic.base_memory import BaseMemory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import PrivateAttr
 
+from memory_chains._pydantic import TypedValidation
 from memory_chains.errors import InvalidInputError
 from memory_chains.memory._core import (
     BufferCore,
@@ -42,8 +43,12 @@ _SUMMARY_PREFIX = "Summary of the earlier conversation"
 _MESSAGE_CACHE = 256
 
 
-class _ShellMemory(BaseMemory):
-    """Shared plumbing: keys, message/string rendering, delegation to the core."""
+class _ShellMemory(TypedValidation, BaseMemory):
+    """Shared plumbing: keys, message/string rendering, delegation to the core.
+
+    A bad argument raises :class:`~memory_chains.errors.InvalidInputError` (pydantic's
+    ``ValidationError`` is mapped), like every other constructor of the library.
+    """
 
     store: Any = None
     user_id: str = "default"

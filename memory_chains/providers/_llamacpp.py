@@ -39,6 +39,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_chains._pydantic import TypedValidation
 from memory_chains.errors import (
     ConfigurationError,
     InvalidInputError,
@@ -126,7 +127,7 @@ def loaded_models() -> dict[Path, float]:
         return {path: m.load_seconds for path, m in _REGISTRY.items()}
 
 
-class ChatLlamaCpp(BaseChatModel):
+class ChatLlamaCpp(TypedValidation, BaseChatModel):
     """A GGUF chat model run in-process by llama.cpp (through ``xllamacpp``).
 
     Supports ``invoke``/``ainvoke``, token streaming (``stream``/``astream``, with
@@ -155,7 +156,7 @@ class ChatLlamaCpp(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     model_path: Path
-    n_ctx: int = Field(default=4096, gt=0)
+    n_ctx: int = Field(default=4096, gt=0, lt=2**31)  # a C int in llama.cpp
     n_threads: int = Field(default=0, ge=0)
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=512, gt=0)

@@ -40,6 +40,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from memory_chains._json import loads_bounded
 from memory_chains.config import Settings, load_settings
 from memory_chains.errors import ModelIntegrityError, ModelUnavailableError
 
@@ -209,7 +210,7 @@ def _sidecar_path(target: Path) -> Path:
 
 def _read_sidecar(target: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(_sidecar_path(target).read_text(encoding="utf-8"))
+        data = loads_bounded(_sidecar_path(target).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -34,6 +34,7 @@ from typing import Any
 import regex
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from memory_chains._json import loads_bounded
 from memory_chains.errors import InvalidInputError, ModelUnavailableError
 from memory_chains.providers._gguf import fingerprint, read_gguf_tokenizer_metadata
 
@@ -375,7 +376,7 @@ _SHARED_LOCK = threading.Lock()
 
 def _load_cache(cache_file: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(cache_file.read_text(encoding="utf-8"))
+        data = loads_bounded(cache_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:

@@ -46,8 +46,14 @@ from memory_chains.sessions._session import (
     new_session_id,
     ttl_seconds,
 )
-from memory_chains.stores import BaseStore, Document, ForgetResult, open_store, validate_id
-from memory_chains.stores._privacy import forget_session
+from memory_chains.stores import (
+    BaseStore,
+    Document,
+    ForgetResult,
+    forget_session,
+    open_store,
+    validate_id,
+)
 
 __all__ = ["SessionManager"]
 
@@ -393,7 +399,9 @@ class SessionManager:
 
     def forget_session(self, user_id: str, session_id: SessionRef) -> ForgetResult:
         """Delete a session completely: turns, summary, metadata and per-session documents
-        (:func:`~memory_chains.stores.forget_session`).
+        (:func:`~memory_chains.stores.forget_session`), leaving a tombstone: writes to it
+        then raise :class:`~memory_chains.errors.ForgottenError` until
+        :func:`~memory_chains.stores.readmit_session`.
 
         Example:
             >>> from memory_chains.stores import InMemoryStore
@@ -433,7 +441,8 @@ class SessionManager:
                 if session.status == "expired" or (
                     session.merged_into is not None and session.expired
                 ):
-                    forget_session(self.store, user, session.session_id)
+                    # housekeeping, not an erasure request: no tombstone, the id may return
+                    forget_session(self.store, user, session.session_id, tombstone=False)
                     purged += 1
         return purged
 

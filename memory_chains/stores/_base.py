@@ -29,207 +29,37 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import json
-import math
-import re
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from memory_chains.errors import InvalidInputError
+from memory_chains.errors import ReadOnlyStoreError
+from memory_chains.stores._async import AsyncFlavours
+from memory_chains.stores._values import (
+    _PUT_IF_LOCK,
+    MAX_COUNT,
+    MAX_SEQ,
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    _json_object,
+    _non_negative,
+    _validate_key,
+    _validate_text,
+    validate_id,
+    validate_namespace,
+)
 
-__all__ = [
-    "MAX_KEY_LENGTH",
-    "BaseStore",
-    "Document",
-    "Namespace",
-    "SummaryState",
-    "Turn",
-    "validate_id",
-    "validate_namespace",
-]
-
-Namespace = tuple[str, ...]
-
-#: user and session ids: 1-64 characters among letters, digits and ``_ - . : @``.
-_ID_RE = re.compile(r"[A-Za-z0-9_\-.:@]{1,64}")
-MAX_KEY_LENGTH = 256
-_MAX_NAMESPACE_DEPTH = 8
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
-# Serialises the default (in-process) compare-and-swap of documents.
-_PUT_IF_LOCK = threading.Lock()
-# a \u0000 escape in serialised JSON (not an escaped backslash followed by "u0000")
-_JSON_NUL_RE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+__all__ = ["BaseStore"]
 
 
-def validate_id(value: object, what: str = "id") -> str:
-    """Return ``value`` if it is a valid user or session id, else raise.
-
-    Raises:
-        InvalidInputError: not a string, empty, longer than 64 characters, or containing
-            anything other than letters, digits and ``_ - . : @``.
-
-    Example:
-        >>> validate_id("user-42", "user_id")
-        'user-42'
-    """
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
-    if not _ID_RE.fullmatch(value):
-        raise InvalidInputError(
-            f"{what}={value[:80]!r} is invalid: use 1-64 characters among letters, digits "
-            "and _ - . : @"
-        )
-    return value
-
-
-def validate_namespace(namespace: object, *, allow_empty: bool = False) -> Namespace:
-    """Return ``namespace`` as a tuple of non-empty strings without control characters.
-
-    Raises:
-        InvalidInputError: not a tuple/list of strings, an empty label, a control character,
-            or more than 8 labels.
-
-    Example:
-        >>> validate_namespace(["entities", "alice"])
-        ('entities', 'alice')
-    """
-    if isinstance(namespace, str) or not isinstance(namespace, (tuple, list)):
-        raise InvalidInputError(
-            f"namespace must be a tuple of strings such as ('entities', 'alice'), "
-            f"got {namespace!r:.80}"
-        )
-    labels = tuple(namespace)
-    if not labels and not allow_empty:
-        raise InvalidInputError("namespace must have at least one label")
-    if len(labels) > _MAX_NAMESPACE_DEPTH:
-        raise InvalidInputError(f"namespace has more than {_MAX_NAMESPACE_DEPTH} labels")
-    for label in labels:
-        if not isinstance(label, str) or not label:
-            raise InvalidInputError(f"namespace labels must be non-empty strings: {labels!r:.80}")
-        if len(label) > MAX_KEY_LENGTH or _CONTROL_RE.search(label):
-            raise InvalidInputError(
-                f"namespace label {label[:80]!r} is too long or has control characters"
-            )
-    return labels
-
-
-def _validate_key(key: object) -> str:
-    if not isinstance(key, str) or not key:
-        raise InvalidInputError(f"document key must be a non-empty string, got {key!r:.80}")
-    if len(key) > MAX_KEY_LENGTH or _CONTROL_RE.search(key):
-        raise InvalidInputError(f"document key {key[:80]!r} is too long or has control characters")
-    return key
-
-
-def _json_object(value: object, what: str) -> str:
-    """Serialise a JSON object strictly (no NaN, str keys only); the canonical stored form."""
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(
-            f"{what} must be a dict (a JSON object), got {type(value).__name__}"
-        )
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
-    # the same refusals as for text, so that every backend stores exactly the same values
-    # (PostgreSQL's jsonb has no NUL, no backend's UTF-8 has lone surrogates)
-    if _JSON_NUL_RE.search(text):
-        raise InvalidInputError(f"{what} contains a NUL character")
-    _refuse_surrogates(text, what)
-    return text
-
-
-def _validate_text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidInputError(f"{what} contains a NUL character")
-    _refuse_surrogates(value, what)
-    return value
-
-
-def _refuse_surrogates(value: str, what: str) -> None:
-    """Refuse lone UTF-16 surrogates: no backend can encode them in UTF-8."""
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                f"{what} contains a lone surrogate ({value[exc.start]!r} at {exc.start}): "
-                "decode the text with errors='replace' first"
-            ) from None
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One exchange of a session's log: what the human said and what the AI answered.
-
-    Attributes:
-        seq: position in the session, 1 for the first turn; strictly increasing.
-        human: the (already masked) human message.
-        ai: the (already masked) AI reply.
-        created_at: UNIX time the turn was appended.
-        metadata: free JSON metadata (e.g. token counts).
-
-    Example:
-        >>> Turn(seq=1, human="Salut", ai="Bonjour !").ai
-        'Bonjour !'
-    """
-
-    seq: int
-    human: str
-    ai: str
-    created_at: float = 0.0
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class SummaryState:
-    """The running summary of a session and the last turn it covers.
-
-    Attributes:
-        text: the summary as rendered for prompts.
-        upto_seq: every turn with ``seq <= upto_seq`` is folded into the summary.
-        data: the structured summary (sections of facts, decisions, …) as JSON.
-        version: incremented at each replacement (0 means "no summary yet").
-        updated_at: UNIX time of the last replacement.
-
-    Example:
-        >>> SummaryState().upto_seq
-        0
-    """
-
-    text: str = ""
-    upto_seq: int = 0
-    data: Mapping[str, Any] = field(default_factory=dict)
-    version: int = 0
-    updated_at: float = 0.0
-
-
-@dataclass(frozen=True)
-class Document:
-    """A JSON document stored under a namespace and a key.
-
-    Example:
-        >>> Document(("entities", "alice"), "xps", {"type": "PRODUCT"}).key
-        'xps'
-    """
-
-    namespace: Namespace
-    key: str
-    value: Mapping[str, Any]
-    created_at: float = 0.0
-    updated_at: float = 0.0
-
-
-class BaseStore(ABC):
+class BaseStore(AsyncFlavours, ABC):
     """Persistence for memories: turn logs, running summaries and JSON documents.
 
     Subclasses implement the private primitives; the public methods validate their
@@ -248,6 +78,9 @@ class BaseStore(ABC):
 
     #: the scheme ``open_store`` maps to this backend, e.g. ``"sqlite"``.
     scheme: str = ""
+    #: True when opened read-only: :meth:`setup` checks the store exists instead of
+    #: creating it, and every write raises :class:`~memory_chains.errors.ReadOnlyStoreError`.
+    read_only: bool = False
 
     def __init__(self) -> None:
         self._setup_done = False
@@ -256,10 +89,12 @@ class BaseStore(ABC):
     # -- lifecycle --------------------------------------------------------------------
 
     def setup(self) -> None:
-        """Create or migrate the schema; idempotent.
+        """Create or migrate the schema; idempotent. On a store opened read-only, check
+        instead that it exists and that its schema is one this library reads.
 
         Raises:
             SchemaVersionError: the store was written by a newer version of the library.
+            StoreNotFoundError: read-only, and there is no store there.
             StoreUnavailableError: the store cannot be opened.
         """
         with self._setup_lock:
@@ -267,11 +102,33 @@ class BaseStore(ABC):
                 self._setup()
                 self._setup_done = True
 
+    def exists(self) -> bool:
+        """True when the store has been created (a SQLite file with the schema, a Redis
+        prefix or PostgreSQL schema set up); nothing is created to find out.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> InMemoryStore().exists()
+            True
+        """
+        return True
+
+    def _after_erasure(self) -> None:
+        """Hook run by ``forget_user`` / ``forget_session`` once the rows are deleted: a
+        backend whose files may keep copies of deleted bytes removes them here."""
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self!r} was opened read-only: nothing was written; open it without "
+                "read_only=True to change it"
+            )
+
     def _ensure(self) -> None:
         if not self._setup_done:
             self.setup()
 
-    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+    def close(self) -> None:
         """Release connections. The store must not be used afterwards."""
 
     def __enter__(self) -> BaseStore:
@@ -383,12 +240,17 @@ class BaseStore(ABC):
         _validate_text(human, "human message")
         _validate_text(ai, "ai message")
         metadata_json = _json_object(metadata or {}, "turn metadata")
+        self._writable()
         self._ensure()
         return self._append_turn(user_id, session_id, human, ai, metadata_json, time.time())
 
     def last_turns(self, user_id: str, session_id: str, n: int) -> builtins.list[Turn]:
-        """The ``n`` most recent turns, oldest first (``n = 0`` gives ``[]``)."""
-        n = _non_negative(n, "n")
+        """The ``n`` most recent turns, oldest first (``n = 0`` gives ``[]``).
+
+        Raises:
+            InvalidInputError: bad ids, or ``n`` not an integer in ``0 … MAX_COUNT``.
+        """
+        n = _non_negative(n, "n", MAX_COUNT)
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
         if n == 0:
@@ -400,9 +262,9 @@ class BaseStore(ABC):
         self, user_id: str, session_id: str, after_seq: int = 0, *, last: int | None = None
     ) -> builtins.list[Turn]:
         """Turns with ``seq > after_seq``, oldest first; only the ``last`` ones if given."""
-        after_seq = _non_negative(after_seq, "after_seq")
+        after_seq = _non_negative(after_seq, "after_seq", MAX_SEQ)
         if last is not None:
-            last = _non_negative(last, "last")
+            last = _non_negative(last, "last", MAX_COUNT)
             if last == 0:
                 return []
         validate_id(user_id, "user_id")
@@ -432,6 +294,7 @@ class BaseStore(ABC):
         """
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
+        self._writable()
         self._ensure()
         return self._delete_session(user_id, session_id)
 
@@ -475,9 +338,10 @@ class BaseStore(ABC):
         validate_id(user_id, "user_id")
         validate_id(session_id, "session_id")
         _validate_text(text, "summary text")
-        upto_seq = _non_negative(upto_seq, "upto_seq")
-        expected_version = _non_negative(expected_version, "expected_version")
+        upto_seq = _non_negative(upto_seq, "upto_seq", MAX_SEQ)
+        expected_version = _non_negative(expected_version, "expected_version", MAX_SEQ)
         data_json = _json_object(data or {}, "summary data")
+        self._writable()
         self._ensure()
         return self._replace_summary(
             user_id, session_id, text, upto_seq, data_json, expected_version, time.time()
@@ -496,6 +360,7 @@ class BaseStore(ABC):
         ns = validate_namespace(namespace)
         _validate_key(key)
         value_json = _json_object(value, "document value")
+        self._writable()
         self._ensure()
         self._put(ns, key, value_json, time.time())
 
@@ -532,6 +397,7 @@ class BaseStore(ABC):
         _validate_key(key)
         value_json = _json_object(value, "document value")
         expected_json = None if expected is None else _json_object(expected, "expected value")
+        self._writable()
         self._ensure()
         return self._put_if(ns, key, value_json, expected_json, time.time())
 
@@ -548,7 +414,7 @@ class BaseStore(ABC):
         """Documents whose namespace starts with ``namespace_prefix`` (all with ``()``)."""
         prefix = validate_namespace(namespace_prefix, allow_empty=True)
         if limit is not None:
-            limit = _non_negative(limit, "limit")
+            limit = _non_negative(limit, "limit", MAX_COUNT)
             if limit == 0:
                 return []
         self._ensure()
@@ -558,94 +424,77 @@ class BaseStore(ABC):
         """Delete one document; True if it existed."""
         ns = validate_namespace(namespace)
         _validate_key(key)
+        self._writable()
         self._ensure()
         return self._delete(ns, key)
 
-    # -- async flavours (a thread by default; native async backends override) -----------
+    # -- tombstones (forget that sticks) -------------------------------------------------
 
-    async def asetup(self) -> None:
-        """Async :meth:`setup`."""
-        await asyncio.to_thread(self.setup)
+    def add_tombstone(self, user_id: str, session_id: str | None = None) -> Tombstone:
+        """Mark a user (``session_id=None``) or one of their sessions as forgotten.
 
-    async def aappend_turn(
-        self,
-        user_id: str,
-        session_id: str,
-        human: str,
-        ai: str,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Turn:
-        """Async :meth:`append_turn`."""
-        return await asyncio.to_thread(self.append_turn, user_id, session_id, human, ai, metadata)
+        From then on, every write for them — turns, summaries, and documents they own by
+        the namespace convention (:func:`document_owner`) — raises
+        :class:`~memory_chains.errors.ForgottenError`, in every process sharing the
+        store: the check and the write are one atomic step on every backend. Reads and
+        deletions still work. Idempotent (the first time is kept).
+        :func:`~memory_chains.stores.forget_user` calls it before erasing anything.
 
-    async def alast_turns(self, user_id: str, session_id: str, n: int) -> builtins.list[Turn]:
-        """Async :meth:`last_turns`."""
-        return await asyncio.to_thread(self.last_turns, user_id, session_id, n)
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> _ = store.add_tombstone("alice")
+            >>> store.append_turn("alice", "s1", "q", "a")
+            Traceback (most recent call last):
+            ...
+            memory_chains.errors.ForgottenError: user 'alice' was forgotten at ...
+        """
+        validate_id(user_id, "user_id")
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        self._writable()
+        self._ensure()
+        return self._add_tombstone(user_id, session_id, time.time())
 
-    async def aturns_after(
-        self, user_id: str, session_id: str, after_seq: int = 0, *, last: int | None = None
-    ) -> builtins.list[Turn]:
-        """Async :meth:`turns_after`."""
-        return await asyncio.to_thread(self.turns_after, user_id, session_id, after_seq, last=last)
+    def remove_tombstones(self, user_id: str, session_id: str | None = None) -> int:
+        """Re-admit: with ``session_id=None``, remove the user's tombstone and those of
+        every one of their sessions; else that session's only. Returns how many went.
 
-    async def acount_turns(self, user_id: str, session_id: str) -> int:
-        """Async :meth:`count_turns`."""
-        return await asyncio.to_thread(self.count_turns, user_id, session_id)
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> _ = store.add_tombstone("alice", "s1")
+            >>> store.remove_tombstones("alice"), store.append_turn("alice", "s1", "q", "a").seq
+            (1, 1)
+        """
+        validate_id(user_id, "user_id")
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        self._writable()
+        self._ensure()
+        return self._remove_tombstones(user_id, session_id)
 
-    async def adelete_session(self, user_id: str, session_id: str) -> int:
-        """Async :meth:`delete_session`."""
-        return await asyncio.to_thread(self.delete_session, user_id, session_id)
+    def tombstones(self, user_id: str) -> builtins.list[Tombstone]:
+        """The user's tombstones: the whole user's first (if any), then per session.
 
-    async def aget_summary(self, user_id: str, session_id: str) -> SummaryState:
-        """Async :meth:`get_summary`."""
-        return await asyncio.to_thread(self.get_summary, user_id, session_id)
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> store = InMemoryStore()
+            >>> _ = store.add_tombstone("alice", "s2")
+            >>> [(t.user_id, t.session_id) for t in store.tombstones("alice")]
+            [('alice', 's2')]
+        """
+        validate_id(user_id, "user_id")
+        self._ensure()
+        found = self._tombstones(user_id)
+        return sorted(found, key=lambda t: (t.session_id is not None, t.session_id or ""))
 
-    async def areplace_summary(
-        self,
-        user_id: str,
-        session_id: str,
-        text: str,
-        upto_seq: int,
-        data: Mapping[str, Any] | None = None,
-        *,
-        expected_version: int,
-    ) -> SummaryState | None:
-        """Async :meth:`replace_summary`."""
-        return await asyncio.to_thread(
-            self.replace_summary,
-            user_id,
-            session_id,
-            text,
-            upto_seq,
-            data,
-            expected_version=expected_version,
-        )
+    @abstractmethod
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        """Insert the tombstone if missing (atomically with respect to every write)."""
 
-    async def aput(self, namespace: Sequence[str], key: str, value: Mapping[str, Any]) -> None:
-        """Async :meth:`put`."""
-        await asyncio.to_thread(self.put, namespace, key, value)
+    @abstractmethod
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int: ...
 
-    async def aget(self, namespace: Sequence[str], key: str) -> Document | None:
-        """Async :meth:`get`."""
-        return await asyncio.to_thread(self.get, namespace, key)
-
-    async def alist(
-        self, namespace_prefix: Sequence[str] = (), *, limit: int | None = None
-    ) -> builtins.list[Document]:
-        """Async :meth:`list`."""
-        return await asyncio.to_thread(self.list, namespace_prefix, limit=limit)
-
-    async def adelete(self, namespace: Sequence[str], key: str) -> bool:
-        """Async :meth:`delete`."""
-        return await asyncio.to_thread(self.delete, namespace, key)
-
-
-def _non_negative(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            value = int(value)
-        else:
-            raise InvalidInputError(f"{what} must be an integer, got {value!r:.40}")
-    if value < 0:
-        raise InvalidInputError(f"{what} must be zero or positive, got {value}")
-    return value
+    @abstractmethod
+    def _tombstones(self, user_id: str) -> builtins.list[Tombstone]: ...

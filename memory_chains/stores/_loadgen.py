@@ -113,7 +113,7 @@ class StoreTarget:
                     if name == "public":
                         conn.execute(
                             "DROP TABLE IF EXISTS mc_turns, mc_sessions, mc_summaries,"
-                            " mc_documents, mc_schema"
+                            " mc_documents, mc_schema, mc_tombstones"
                         )
                     else:
                         conn.execute(

@@ -17,7 +17,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._values import (
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    document_owner,
+    forgotten_error,
+)
 
 __all__ = ["InMemoryStore"]
 
@@ -45,14 +54,46 @@ class InMemoryStore(BaseStore):
         self._lock = threading.RLock()
         self._sessions: dict[tuple[str, str], _Session] = {}
         self._docs: dict[tuple[Namespace, str], tuple[str, float, float]] = {}
+        # (user, session or "" for the whole user) -> time forgotten
+        self._tombs: dict[tuple[str, str], float] = {}
 
     def _setup(self) -> None:
         pass
+
+    def _refuse_forgotten(self, user_id: str | None, session_id: str | None) -> None:
+        """Raise if the user or session has a tombstone; the caller holds the lock."""
+        if user_id is None or not self._tombs:
+            return
+        at = self._tombs.get((user_id, ""))
+        if at is not None:
+            raise forgotten_error(user_id, None, at)
+        at = self._tombs.get((user_id, session_id)) if session_id else None
+        if at is not None:
+            raise forgotten_error(user_id, session_id, at)
+
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        with self._lock:
+            at = self._tombs.setdefault((user_id, session_id or ""), now)
+        return Tombstone(user_id, session_id, at)
+
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        with self._lock:
+            gone = [k for k in self._tombs if k[0] == user_id and (session_id in (None, k[1]))]
+            for k in gone:
+                del self._tombs[k]
+            return len(gone)
+
+    def _tombstones(self, user_id: str) -> list[Tombstone]:
+        with self._lock:
+            return [
+                Tombstone(u, s or None, at) for (u, s), at in self._tombs.items() if u == user_id
+            ]
 
     def _append_turn(
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._lock:
+            self._refuse_forgotten(user_id, session_id)
             session = self._sessions.setdefault((user_id, session_id), _Session())
             seq = session.turns[-1].seq + 1 if session.turns else 1
             turn = Turn(seq, human, ai, now, json.loads(metadata_json))
@@ -117,6 +158,7 @@ class InMemoryStore(BaseStore):
         now: float,
     ) -> SummaryState | None:
         with self._lock:
+            self._refuse_forgotten(user_id, session_id)
             session = self._sessions.setdefault((user_id, session_id), _Session())
             current = session.summary.version if session.summary else 0
             if current != expected_version:
@@ -127,6 +169,7 @@ class InMemoryStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._lock:
+            self._refuse_forgotten(*document_owner(namespace, key))
             old = self._docs.get((namespace, key))
             self._docs[(namespace, key)] = (value_json, old[1] if old else now, now)
 

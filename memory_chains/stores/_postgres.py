@@ -13,6 +13,13 @@ gap-free ``seq`` values. The summary's compare-and-swap is a conditional ``UPDAT
 parameterised; the only dynamic identifier, the schema name, goes through
 :class:`psycopg.sql.Identifier`.
 
+Forgotten users and sessions are rows of ``mc_tombstones`` (ids and time, no content).
+Every write transaction first takes a shared advisory lock on its user and then checks
+them; adding a tombstone takes that lock exclusively, so a write either commits before the
+tombstone (and the erasure that follows sees it) or sees the tombstone and writes nothing.
+``read_only=True`` makes every transaction ``READ ONLY`` on the server and skips the
+migrations.
+
 Example:
     >>> store = PostgresStore("postgresql://postgres@127.0.0.1:5433/db")  # no I/O yet
     >>> store.schema
@@ -32,9 +39,29 @@ from memory_chains.errors import (
     ConfigurationError,
     SchemaVersionError,
     StoreError,
+    StoreNotFoundError,
     StoreUnavailableError,
 )
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._postgres_schema import (
+    LOCK_ID,
+    MIGRATIONS,
+    add_tombstone,
+    list_tombstones,
+    quote_option,
+    read_version,
+    redact,
+    refuse_forgotten,
+    remove_tombstones,
+)
+from memory_chains.stores._values import (
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    document_owner,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -44,51 +71,6 @@ __all__ = ["MIGRATIONS", "PostgresStore"]
 
 _SEP = "\x1f"
 _SEP_NEXT = "\x20"
-_LOCK_ID = 0x6D635F73  # advisory lock key for migrations ("mc_s")
-
-#: Ordered schema migrations; migration i (0-based) brings the schema to version i + 1.
-#: Never edit a released entry: append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE mc_sessions (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            turn_count BIGINT NOT NULL DEFAULT 0,
-            last_seq BIGINT NOT NULL DEFAULT 0,
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        )""",
-        """CREATE TABLE mc_turns (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            seq BIGINT NOT NULL,
-            human TEXT NOT NULL,
-            ai TEXT NOT NULL,
-            metadata JSONB NOT NULL DEFAULT '{}',
-            created_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id, seq)
-        )""",
-        """CREATE TABLE mc_summaries (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            text TEXT NOT NULL,
-            upto_seq BIGINT NOT NULL,
-            data JSONB NOT NULL DEFAULT '{}',
-            version BIGINT NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        )""",
-        """CREATE TABLE mc_documents (
-            namespace TEXT COLLATE "C" NOT NULL,
-            key TEXT COLLATE "C" NOT NULL,
-            value JSONB NOT NULL,
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (namespace, key)
-        )""",
-    ),
-)
 
 
 class PostgresStore(BaseStore):
@@ -101,6 +83,8 @@ class PostgresStore(BaseStore):
         max_size: most connections the pool opens.
         timeout: seconds to connect or to wait for a pooled connection before
             :class:`~memory_chains.errors.StoreUnavailableError`.
+        read_only: every transaction read-only; :meth:`setup` only checks the schema
+            holds a store (:class:`~memory_chains.errors.StoreNotFoundError` if not).
 
     Raises:
         ConfigurationError: ``psycopg``/``psycopg_pool`` are not installed, or bad sizes.
@@ -127,8 +111,12 @@ class PostgresStore(BaseStore):
         min_size: int = 1,
         max_size: int = 4,
         timeout: float = 5.0,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        self.read_only = bool(read_only)
+        if not isinstance(url, str) or "\x00" in url:
+            raise ConfigurationError("the PostgreSQL URL must be a string without NUL")
         if not isinstance(schema, str) or not schema or "\x00" in schema:
             raise ConfigurationError("the PostgreSQL schema must be a non-empty string")
         if not 0 <= min_size <= max_size or max_size < 1:
@@ -148,9 +136,10 @@ class PostgresStore(BaseStore):
         self.timeout = timeout
         self._pool: ConnectionPool[Any] | None = None
         self._pool_lock = threading.Lock()
+        self._has_tombstones = True  # False for an old schema opened read-only
 
     def __repr__(self) -> str:
-        return f"PostgresStore({_redact(self.url)!r}, schema={self.schema!r})"
+        return f"PostgresStore({redact(self.url)!r}, schema={self.schema!r})"
 
     # -- connections ---------------------------------------------------------------------
 
@@ -170,7 +159,8 @@ class PostgresStore(BaseStore):
                     name="memory_chains",
                     kwargs={
                         "connect_timeout": max(1, int(self.timeout)),
-                        "options": f"-c search_path={_quote_option(self.schema)}",
+                        "options": f"-c search_path={quote_option(self.schema)}"
+                        + (" -c default_transaction_read_only=on" if self.read_only else ""),
                     },
                 )
                 try:
@@ -178,7 +168,7 @@ class PostgresStore(BaseStore):
                 except PoolTimeout as exc:
                     pool.close()
                     raise StoreUnavailableError(
-                        f"cannot connect to the PostgreSQL store {_redact(self.url)} "
+                        f"cannot connect to the PostgreSQL store {redact(self.url)} "
                         f"within {self.timeout:g} s"
                     ) from exc
                 self._pool = pool
@@ -195,14 +185,14 @@ class PostgresStore(BaseStore):
                 yield conn
         except PoolTimeout as exc:
             raise StoreUnavailableError(
-                f"no PostgreSQL connection available for {_redact(self.url)}: {exc}"
+                f"no PostgreSQL connection available for {redact(self.url)}: {exc}"
             ) from exc
         except psycopg.OperationalError as exc:
             raise StoreUnavailableError(
-                f"cannot reach the PostgreSQL store {_redact(self.url)}: {exc}"
+                f"cannot reach the PostgreSQL store {redact(self.url)}: {exc}"
             ) from exc
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL store {_redact(self.url)} failed: {exc}") from exc
+            raise StoreError(f"PostgreSQL store {redact(self.url)} failed: {exc}") from exc
 
     def close(self) -> None:
         """Close the pool; a later call opens a new one."""
@@ -217,18 +207,37 @@ class PostgresStore(BaseStore):
     def schema_version(self) -> int:
         """The schema version recorded in ``mc_schema`` (0 before :meth:`setup`)."""
         with self._tx() as conn:
-            return _read_version(conn)
+            return read_version(conn)
+
+    def exists(self) -> bool:
+        """True when the schema holds the ``mc_*`` tables; nothing is written."""
+        with self._tx() as conn:
+            return read_version(conn) > 0
 
     def _setup(self) -> None:
         from psycopg import sql
 
+        if self.read_only:
+            with self._tx() as conn:
+                version = read_version(conn)
+            if version == 0:
+                raise StoreNotFoundError(
+                    f"no store in schema {self.schema!r} of {redact(self.url)}"
+                )
+            if version > len(MIGRATIONS):
+                raise SchemaVersionError(
+                    f"schema {self.schema!r} has version {version}, newer than the "
+                    f"{len(MIGRATIONS)} this memory_chains knows: upgrade memory_chains"
+                )
+            self._has_tombstones = version >= 2
+            return
         with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
             )
             conn.execute("CREATE TABLE IF NOT EXISTS mc_schema (version INTEGER NOT NULL)")
-            version = _read_version(conn)
+            version = read_version(conn)
             if version > len(MIGRATIONS):
                 raise SchemaVersionError(
                     f"schema {self.schema!r} has version {version}, newer than the "
@@ -249,7 +258,8 @@ class PostgresStore(BaseStore):
         """
         with self._tx() as conn:
             conn.execute(
-                "DROP TABLE IF EXISTS mc_turns, mc_sessions, mc_summaries, mc_documents, mc_schema"
+                "DROP TABLE IF EXISTS mc_turns, mc_sessions, mc_summaries, mc_documents, mc_schema,"
+                " mc_tombstones"
             )
         self._setup_done = False
 
@@ -259,6 +269,7 @@ class PostgresStore(BaseStore):
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._tx() as conn:
+            refuse_forgotten(conn, user_id, session_id)
             # the upsert row-locks the session until commit: appends are serialised per session
             row = conn.execute(
                 "INSERT INTO mc_sessions"
@@ -370,6 +381,7 @@ class PostgresStore(BaseStore):
     ) -> SummaryState | None:
         params = (text, upto_seq, data_json, expected_version + 1, now, user_id, session_id)
         with self._tx() as conn:
+            refuse_forgotten(conn, user_id, session_id)
             if expected_version == 0:
                 cur = conn.execute(
                     "INSERT INTO mc_summaries"
@@ -393,6 +405,7 @@ class PostgresStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx() as conn:
+            refuse_forgotten(conn, *document_owner(namespace, key))
             conn.execute(
                 "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
                 " VALUES (%s, %s, %s::jsonb, %s, %s)"
@@ -406,6 +419,7 @@ class PostgresStore(BaseStore):
     ) -> bool:
         ns = _SEP.join(namespace)
         with self._tx() as conn:
+            refuse_forgotten(conn, *document_owner(namespace, key))
             if expected_json is None:
                 cur = conn.execute(
                     "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
@@ -454,24 +468,18 @@ class PostgresStore(BaseStore):
             ).rowcount
         return count > 0
 
+    # -- tombstones ----------------------------------------------------------------------
 
-def _read_version(conn: psycopg.Connection[Any]) -> int:
-    exists = conn.execute("SELECT to_regclass('mc_schema')").fetchone()
-    if exists is None or exists[0] is None:
-        return 0
-    row = conn.execute("SELECT MAX(version) FROM mc_schema").fetchone()
-    return int(row[0] or 0) if row else 0
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        with self._tx() as conn:
+            return add_tombstone(conn, user_id, session_id, now)
 
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        with self._tx() as conn:
+            return remove_tombstones(conn, user_id, session_id)
 
-def _quote_option(schema: str) -> str:
-    """The schema as a ``search_path`` value inside libpq ``options`` (quoted, escaped)."""
-    quoted = '"' + schema.replace('"', '""') + '"'
-    return quoted.replace("\\", "\\\\").replace(" ", "\\ ")
-
-
-def _redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    if "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://***@{rest.rsplit('@', 1)[1]}"
+    def _tombstones(self, user_id: str) -> list[Tombstone]:
+        if not self._has_tombstones:
+            return []
+        with self._tx() as conn:
+            return list_tombstones(conn, user_id)

@@ -12,7 +12,11 @@ characters, so the key layout below is unambiguous:
 * ``{prefix}summary/{user}/{session}``: hash of the running summary; the compare-and-swap
   on ``version`` runs server-side in one Lua script;
 * ``{prefix}sessions/{user}``: set of the user's session ids;
-* ``{prefix}schema``: the layout version (:data:`SCHEMA_VERSION`).
+* ``{prefix}schema``: the layout version (:data:`SCHEMA_VERSION`);
+* ``{prefix}tomb/{user}``: hash of the user's tombstones, field ``*`` for the whole user
+  and one field per forgotten session, the value the time it was forgotten. Every write
+  script reads it first and refuses the write (Redis runs one script at a time, so no
+  write lands after the tombstone).
 
 With ``session_ttl``, every write to a session refreshes a native expiry (``PEXPIRE``) on
 that session's keys, so an idle session vanishes as a whole; the user's session set (ids
@@ -42,15 +46,38 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from memory_chains.errors import (
     ConfigurationError,
     SchemaVersionError,
     StoreError,
+    StoreNotFoundError,
     StoreUnavailableError,
 )
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._redis_layout import (
+    AFTER_SEPS,
+    APPEND,
+    DELETE_SESSION,
+    KEY_SEP,
+    LABEL_SEP,
+    PUT,
+    REPLACE_SUMMARY,
+    doc_member,
+    glob_escape,
+    parse_turn,
+    refuse_forgotten,
+)
+from memory_chains.stores._values import (
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    document_owner,
+    load_stored_json,
+)
 
 if TYPE_CHECKING:
     import redis
@@ -58,85 +85,8 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "RedisStore"]
 
 #: Version of the key layout described in the module docstring, kept in ``{prefix}schema``.
-SCHEMA_VERSION = 1
-
-_LABEL_SEP = "\x1f"  # between namespace labels
-_KEY_SEP = "\x1e"  # between the namespace and the key: sorts before _LABEL_SEP
-_AFTER_SEPS = "\x20"  # first character that a label may start with
-
-# Every script ends by refreshing the TTL (ARGV[1], milliseconds; 0 = none) of the session
-# keys it got, all but the last one (the user's session index, pruned on listing): a session
-# expires as a whole, ``ttl`` after its last write.
-_TOUCH = """
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then
-  for i = 1, #KEYS - 1 do
-    if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ttl) end
-  end
-end
-"""
-
-# KEYS: count, turns, sessions. ARGV: ttl, session_id, JSON body of the turn.
-_APPEND = (
-    """
-local seq = redis.call('HINCRBY', KEYS[1], 'last', 1)
-redis.call('HINCRBY', KEYS[1], 'n', 1)
-redis.call('ZADD', KEYS[2], seq, seq .. ':' .. ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[2])
-"""
-    + _TOUCH
-    + "return seq"
-)
-
-# KEYS: summary, count, turns, sessions.
-# ARGV: ttl, expected, text, upto_seq, data, now, session_id.
-_REPLACE_SUMMARY = (
-    """
-local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if version ~= tonumber(ARGV[2]) then
-  return -1
-end
-redis.call('HSET', KEYS[1], 'text', ARGV[3], 'upto_seq', ARGV[4], 'data', ARGV[5],
-  'version', version + 1, 'updated_at', ARGV[6])
-if tonumber(ARGV[4]) > 0 then
-  redis.call('SADD', KEYS[4], ARGV[7])
-elseif redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('SREM', KEYS[4], ARGV[7])
-end
-"""
-    + _TOUCH
-    + "return version + 1"
-)
-
-# KEYS: summary, turns, count, sessions. ARGV: ttl, session_id, now.
-_DELETE_SESSION = (
-    """
-local deleted = redis.call('ZCARD', KEYS[2])
-redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[2])
-local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-redis.call('HSET', KEYS[1], 'text', '', 'upto_seq', 0, 'data', '{}',
-  'version', version + 1, 'updated_at', ARGV[3])
-"""
-    + _TOUCH
-    + "return deleted"
-)
-
-
-# KEYS: docs index, values, created, updated. ARGV: member, value, expected ('' = none), now.
-_PUT_IF = """
-local current = redis.call('HGET', KEYS[2], ARGV[1])
-if ARGV[3] == '' then
-  if current then return 0 end
-elseif current ~= ARGV[3] then
-  return 0
-end
-redis.call('ZADD', KEYS[1], 0, ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[4])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
-return 1
-"""
+#: 2 added the tombstones: a library of layout 1 would not check them, so it is refused.
+SCHEMA_VERSION = 2
 
 
 class RedisStore(BaseStore):
@@ -150,6 +100,9 @@ class RedisStore(BaseStore):
         session_ttl: seconds after its last write at which a session (turns, count,
             summary) expires, natively (``PEXPIRE``); ``None`` keeps sessions forever.
             Documents never expire.
+        read_only: never write: :meth:`setup` only checks that the prefix holds a store
+            (:class:`~memory_chains.errors.StoreNotFoundError` if not), writes raise
+            :class:`~memory_chains.errors.ReadOnlyStoreError`.
 
     Raises:
         ConfigurationError: the ``redis`` package is not installed, the prefix is empty or
@@ -176,8 +129,10 @@ class RedisStore(BaseStore):
         prefix: str = "mc:",
         timeout: float = 5.0,
         session_ttl: float | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        self.read_only = bool(read_only)
         if not isinstance(prefix, str) or not prefix:
             raise ConfigurationError("the Redis key prefix must be a non-empty string")
         if session_ttl is not None and (
@@ -199,17 +154,26 @@ class RedisStore(BaseStore):
         self.timeout = timeout
         self.session_ttl = session_ttl
         self._ttl_ms = 0 if session_ttl is None else max(1, round(session_ttl * 1000))
-        # from_url does no I/O: connections are made by the pool on first command
-        self._client: redis.Redis = redis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-        )
-        self._append = self._client.register_script(_APPEND)
-        self._replace = self._client.register_script(_REPLACE_SUMMARY)
-        self._delete_sess = self._client.register_script(_DELETE_SESSION)
-        self._put_if_script = self._client.register_script(_PUT_IF)
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # from_url does no I/O: connections are made by the pool on first command. No
+        # automatic retry: an append whose reply was lost may have run, and sending it
+        # again would store the turn twice; the caller gets StoreUnavailableError instead.
+        try:
+            self._client: redis.Redis = redis.Redis.from_url(
+                url,
+                decode_responses=True,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
+            )
+        except (ValueError, TypeError) as exc:
+            raise ConfigurationError(f"bad Redis URL {_redact(str(url))!r}: {exc}") from exc
+        self._append = self._client.register_script(APPEND)
+        self._replace = self._client.register_script(REPLACE_SUMMARY)
+        self._delete_sess = self._client.register_script(DELETE_SESSION)
+        self._put_script = self._client.register_script(PUT)
 
     def __repr__(self) -> str:
         return f"RedisStore({_redact(self.url)!r}, prefix={self.prefix!r})"
@@ -243,7 +207,7 @@ class RedisStore(BaseStore):
         deleted = 0
         with self._io() as r:
             batch: list[str] = []
-            for key in r.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+            for key in r.scan_iter(match=glob_escape(self.prefix) + "*", count=500):
                 batch.append(cast(str, key))
                 if len(batch) == 500:
                     deleted += int(r.unlink(*batch))
@@ -265,10 +229,22 @@ class RedisStore(BaseStore):
         with self._io() as r:
             return int(r.get(f"{self.prefix}schema") or 0)
 
+    def exists(self) -> bool:
+        """True when the prefix holds a store (its ``schema`` key); nothing is written."""
+        return self.schema_version() > 0
+
     def _setup(self) -> None:
+        key = f"{self.prefix}schema"
         with self._io() as r:
-            r.setnx(f"{self.prefix}schema", SCHEMA_VERSION)
-            version = int(r.get(f"{self.prefix}schema") or 0)
+            if not self.read_only:
+                r.setnx(key, SCHEMA_VERSION)
+            version = int(r.get(key) or 0)
+            if 0 < version < SCHEMA_VERSION and not self.read_only:
+                r.set(key, SCHEMA_VERSION)  # layout 2 only adds keys
+        if version == 0:
+            raise StoreNotFoundError(
+                f"no store under the prefix {self.prefix!r} of {_redact(self.url)}"
+            )
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"Redis prefix {self.prefix!r} has layout version {version}, newer than the "
@@ -286,13 +262,15 @@ class RedisStore(BaseStore):
             allow_nan=False,
         )
         keys = [
+            self._k("tomb", user_id),
             self._k("count", user_id, session_id),
             self._k("turns", user_id, session_id),
             self._k("sessions", user_id),
         ]
         with self._io():
-            seq = int(self._append(keys=keys, args=[self._ttl_ms, session_id, body]))
-        return Turn(seq, human, ai, now, json.loads(metadata_json))
+            result = self._append(keys=keys, args=[self._ttl_ms, session_id, body])
+        refuse_forgotten(result, user_id)
+        return Turn(int(result), human, ai, now, json.loads(metadata_json))
 
     def _read_turns(
         self, user_id: str, session_id: str, after_seq: int, last: int | None
@@ -304,7 +282,7 @@ class RedisStore(BaseStore):
             else:
                 members = r.zrevrangebyscore(key, "+inf", f"({after_seq}", start=0, num=last)
                 members.reverse()
-        return [_parse_turn(m) for m in cast("list[str]", members)]
+        return [parse_turn(m) for m in cast("list[str]", members)]
 
     def _count_turns(self, user_id: str, session_id: str) -> tuple[int, int]:
         with self._io() as r:
@@ -313,6 +291,7 @@ class RedisStore(BaseStore):
 
     def _delete_session(self, user_id: str, session_id: str) -> int:
         keys = [
+            self._k("tomb", user_id),
             self._k("summary", user_id, session_id),
             self._k("turns", user_id, session_id),
             self._k("count", user_id, session_id),
@@ -354,7 +333,7 @@ class RedisStore(BaseStore):
         return SummaryState(
             text=h["text"],
             upto_seq=int(h["upto_seq"]),
-            data=json.loads(h["data"]),
+            data=load_stored_json(h["data"]),
             version=int(h["version"]),
             updated_at=float(h["updated_at"]),
         )
@@ -370,16 +349,19 @@ class RedisStore(BaseStore):
         now: float,
     ) -> SummaryState | None:
         keys = [
+            self._k("tomb", user_id),
             self._k("summary", user_id, session_id),
             self._k("count", user_id, session_id),
             self._k("turns", user_id, session_id),
             self._k("sessions", user_id),
         ]
         args: list[str | int] = [
-            self._ttl_ms, expected_version, text, upto_seq, data_json, repr(now), session_id,
+            self._ttl_ms, session_id, expected_version, text, upto_seq, data_json, repr(now),
         ]  # fmt: skip
         with self._io():
-            version = int(self._replace(keys=keys, args=args))
+            result = self._replace(keys=keys, args=args)
+        refuse_forgotten(result, user_id)
+        version = int(result)
         if version < 0:
             return None
         return SummaryState(text, upto_seq, json.loads(data_json), version, now)
@@ -391,25 +373,38 @@ class RedisStore(BaseStore):
         return f"{p}docs:index", f"{p}docs:value", f"{p}docs:created", f"{p}docs:updated"
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
-        member = _member(namespace, key)
-        index, values, created, updated = self._doc_keys()
-        with self._io() as r:
-            pipe = r.pipeline(transaction=True)  # MULTI/EXEC
-            pipe.zadd(index, {member: 0})
-            pipe.hset(values, member, value_json)
-            pipe.hsetnx(created, member, repr(now))
-            pipe.hset(updated, member, repr(now))
-            pipe.execute()
+        self._write_document(namespace, key, value_json, now, None)
 
     def _put_if(
         self, namespace: Namespace, key: str, value_json: str, expected_json: str | None, now: float
     ) -> bool:
-        args = [_member(namespace, key), value_json, expected_json or "", repr(now)]
+        return self._write_document(namespace, key, value_json, now, expected_json or "")
+
+    def _write_document(
+        self, namespace: Namespace, key: str, value_json: str, now: float, expected: str | None
+    ) -> bool:
+        """One script: the owner's tombstones, the compare (when ``expected`` is not
+        None; ``""`` = no document yet) and the write."""
+        user, session = document_owner(namespace, key)
+        # a document owned by nobody reads an empty tombstone hash
+        tomb = self._k("tomb", user) if user is not None else f"{self.prefix}tomb:none"
+        args: list[str | int] = [
+            "",
+            session or "",
+            doc_member(namespace, key),
+            value_json,
+            repr(now),
+        ]
+        if expected is not None:
+            args.append(expected)
         with self._io():
-            return int(self._put_if_script(keys=list(self._doc_keys()), args=args)) == 1
+            result = self._put_script(keys=[tomb, *self._doc_keys()], args=args)
+        if user is not None:
+            refuse_forgotten(result, user)
+        return int(result) == 1
 
     def _get(self, namespace: Namespace, key: str) -> Document | None:
-        member = _member(namespace, key)
+        member = doc_member(namespace, key)
         _, values, created, updated = self._doc_keys()
         with self._io() as r:
             pipe = r.pipeline(transaction=True)
@@ -419,13 +414,13 @@ class RedisStore(BaseStore):
             value, c, u = pipe.execute()
         if value is None:
             return None
-        return Document(namespace, key, json.loads(value), float(c or 0), float(u or 0))
+        return Document(namespace, key, load_stored_json(value), float(c or 0), float(u or 0))
 
     def _list(self, prefix: Namespace, limit: int | None) -> list[Document]:
         index, values, created, updated = self._doc_keys()
         if prefix:
-            joined = _LABEL_SEP.join(prefix)
-            lo, hi = f"[{joined}{_KEY_SEP}", f"({joined}{_AFTER_SEPS}"
+            joined = LABEL_SEP.join(prefix)
+            lo, hi = f"[{joined}{KEY_SEP}", f"({joined}{AFTER_SEPS}"
         else:
             lo, hi = "-", "+"
         with self._io() as r:
@@ -445,15 +440,15 @@ class RedisStore(BaseStore):
         for member, value, c, u in zip(members, vals, cs, us, strict=True):
             if value is None:  # deleted between the two round trips
                 continue
-            ns, _, key = member.partition(_KEY_SEP)
-            value_obj = json.loads(value)
+            ns, _, key = member.partition(KEY_SEP)
+            value_obj = load_stored_json(value)
             docs.append(
-                Document(tuple(ns.split(_LABEL_SEP)), key, value_obj, float(c or 0), float(u or 0))
+                Document(tuple(ns.split(LABEL_SEP)), key, value_obj, float(c or 0), float(u or 0))
             )
         return docs
 
     def _delete(self, namespace: Namespace, key: str) -> bool:
-        member = _member(namespace, key)
+        member = doc_member(namespace, key)
         index, values, created, updated = self._doc_keys()
         with self._io() as r:
             pipe = r.pipeline(transaction=True)
@@ -464,20 +459,31 @@ class RedisStore(BaseStore):
             removed = pipe.execute()[0]
         return bool(removed)
 
+    # -- tombstones ----------------------------------------------------------------------
 
-def _member(namespace: Namespace, key: str) -> str:
-    return f"{_LABEL_SEP.join(namespace)}{_KEY_SEP}{key}"
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        key, field = self._k("tomb", user_id), session_id or "*"
+        with self._io() as r:
+            pipe = r.pipeline(transaction=True)
+            pipe.hsetnx(key, field, repr(now))
+            pipe.hget(key, field)
+            at = pipe.execute()[1]
+        return Tombstone(user_id, session_id, float(at))
 
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        key = self._k("tomb", user_id)
+        with self._io() as r:
+            if session_id is not None:
+                return int(r.hdel(key, session_id))
+            pipe = r.pipeline(transaction=True)
+            pipe.hlen(key)
+            pipe.delete(key)
+            return int(pipe.execute()[0])
 
-def _parse_turn(member: str) -> Turn:
-    seq, _, body = member.partition(":")
-    data: dict[str, Any] = json.loads(body)
-    return Turn(int(seq), data["h"], data["a"], float(data["t"]), data["m"])
-
-
-def _glob_escape(text: str) -> str:
-    """``text`` as a literal in a Redis ``MATCH`` pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+    def _tombstones(self, user_id: str) -> list[Tombstone]:
+        with self._io() as r:
+            fields = cast("dict[str, str]", r.hgetall(self._k("tomb", user_id)))
+        return [Tombstone(user_id, None if f == "*" else f, float(at)) for f, at in fields.items()]
 
 
 def _redact(url: str) -> str:

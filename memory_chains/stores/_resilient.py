@@ -13,12 +13,14 @@ store, and a conversation keeps going when the store cannot be reached
   between do not wait for a timeout); the first call that succeeds ends the outage and
   memory resumes. Turns dropped during the outage stay lost (they are counted).
 
-What is never degraded: erasing (``delete_session``, ``delete``) and the store-wide
-listings that :func:`~memory_chains.stores.forget_user` and
-:func:`~memory_chains.stores.export_user` rely on (``list_sessions``, ``list(())``).
+What is never degraded: erasing (``delete_session``, ``delete``), tombstones (adding,
+removing and listing them) and the store-wide listings that
+:func:`~memory_chains.stores.forget_user` and :func:`~memory_chains.stores.export_user`
+rely on (``list_sessions``, ``list(())``).
 They raise :class:`~memory_chains.errors.StoreUnavailableError` during an outage, so an
 erasure or an export can never silently report "nothing to do". Other store errors
-(a corrupt file, a newer schema) are not outages and propagate.
+(a corrupt file, a newer schema, a write for a forgotten user) are not outages and
+propagate.
 
 Example:
     >>> from memory_chains.stores import InMemoryStore
@@ -46,7 +48,8 @@ from memory_chains.errors import (
     StoreUnavailableError,
     StoreUnavailableWarning,
 )
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._values import Document, Namespace, SummaryState, Tombstone, Turn
 
 __all__ = ["ResilienceStats", "ResilientStore"]
 
@@ -145,6 +148,7 @@ class ResilientStore(BaseStore):
             )
         self.inner = inner
         self.scheme = inner.scheme
+        self.read_only = inner.read_only
         self.retry_interval = float(retry_interval)
         self._state = threading.Lock()
         self._down_since: float | None = None  # monotonic time the outage began
@@ -394,3 +398,23 @@ class ResilientStore(BaseStore):
 
     def _delete(self, namespace: Namespace, key: str) -> bool:
         return self._must(lambda: self.inner._delete(namespace, key), "deleting the document")
+
+    def _after_erasure(self) -> None:
+        self._must(self.inner._after_erasure, "rebuilding the store after an erasure")
+
+    def exists(self) -> bool:
+        """Whether the inner store exists (an outage raises: never a silent "no")."""
+        return self.inner.exists()
+
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        return self._must(
+            lambda: self.inner._add_tombstone(user_id, session_id, now), "adding a tombstone"
+        )
+
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        return self._must(
+            lambda: self.inner._remove_tombstones(user_id, session_id), "removing tombstones"
+        )
+
+    def _tombstones(self, user_id: str) -> builtins.list[Tombstone]:
+        return self._must(lambda: self.inner._tombstones(user_id), "listing tombstones")

@@ -1,9 +1,19 @@
 """The embedded default store: :class:`SQLiteStore`, one SQLite file in WAL mode.
 
-Only this module imports :mod:`sqlite3`. The schema is versioned: :data:`MIGRATIONS` is an
-ordered list applied by :meth:`SQLiteStore.setup` inside one transaction, and the version
-reached is recorded in ``mc_schema``. A file written by a newer library (higher version)
-is refused with :class:`~memory_chains.errors.SchemaVersionError` rather than misread.
+Only this module and :mod:`._sqlite_schema` import :mod:`sqlite3`. The schema is
+versioned: :data:`MIGRATIONS` is an ordered list applied by :meth:`SQLiteStore.setup`
+inside one transaction, and the version reached is recorded in ``mc_schema``. A file
+written by a newer library (higher version) is refused with
+:class:`~memory_chains.errors.SchemaVersionError` rather than misread.
+
+``read_only=True`` opens an existing file with SQLite's ``mode=ro`` (``immutable=1`` when
+not even the ``-shm`` file can be created next to it, e.g. a read-only directory): nothing
+is created, a missing file raises :class:`~memory_chains.errors.StoreNotFoundError`, and
+a file the user may only read can still be listed and exported.
+
+Forgotten users and sessions are rows of ``mc_tombstones`` (ids and time, no content);
+every write transaction checks them, so — writes being serialised by ``BEGIN
+IMMEDIATE`` — no write of any process lands after the tombstone.
 
 Cost per turn does not grow with the history: turns are keyed by
 ``(user_id, session_id, seq)`` (a clustered primary key), the last N turns are one index
@@ -15,7 +25,7 @@ Example:
     >>> store.append_turn("u", "s", "q", "a").seq
     1
     >>> store.schema_version()
-    1
+    2
     >>> store.close()
 """
 
@@ -30,8 +40,37 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memory_chains.errors import SchemaVersionError, StoreError, StoreUnavailableError
-from memory_chains.stores._base import BaseStore, Document, Namespace, SummaryState, Turn
+from memory_chains.errors import (
+    ConfigurationError,
+    SchemaVersionError,
+    StoreError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+)
+from memory_chains.stores._base import BaseStore
+from memory_chains.stores._sqlite_schema import (
+    MIGRATIONS,
+    UPSERT_DOCUMENT,
+    add_tombstone,
+    checkpoint_wal,
+    connect_read_only,
+    connect_read_write,
+    list_tombstones,
+    load_object,
+    read_version,
+    refuse_forgotten,
+    remove_tombstones,
+    vacuum,
+)
+from memory_chains.stores._values import (
+    Document,
+    Namespace,
+    SummaryState,
+    Tombstone,
+    Turn,
+    document_owner,
+    load_stored_json,
+)
 
 __all__ = ["MIGRATIONS", "SQLiteStore"]
 
@@ -39,59 +78,6 @@ __all__ = ["MIGRATIONS", "SQLiteStore"]
 # in labels), so that a prefix query is an index range: [P, P) ∪ [P + US, P + US + 1).
 _SEP = "\x1f"
 _SEP_NEXT = "\x20"
-
-#: Ordered schema migrations; migration i (0-based) brings the schema to version i + 1.
-#: Never edit a released entry: append a new one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE mc_sessions (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            turn_count INTEGER NOT NULL DEFAULT 0,
-            last_seq INTEGER NOT NULL DEFAULT 0,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        ) WITHOUT ROWID""",
-        """CREATE TABLE mc_turns (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            human TEXT NOT NULL,
-            ai TEXT NOT NULL,
-            metadata TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id, seq)
-        ) WITHOUT ROWID""",
-        """CREATE TABLE mc_summaries (
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            text TEXT NOT NULL,
-            upto_seq INTEGER NOT NULL,
-            data TEXT NOT NULL DEFAULT '{}',
-            version INTEGER NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (user_id, session_id)
-        ) WITHOUT ROWID""",
-        """CREATE TABLE mc_documents (
-            namespace TEXT NOT NULL,
-            key TEXT NOT NULL,
-            value TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (namespace, key)
-        ) WITHOUT ROWID""",
-    ),
-)
-
-
-# Insert a document or replace its value (its creation time stays).
-_UPSERT_DOCUMENT = (
-    "INSERT INTO mc_documents (namespace, key, value, created_at, updated_at)"
-    " VALUES (?, ?, ?, ?, ?)"
-    " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
-    " updated_at = excluded.updated_at"
-)
 
 
 class SQLiteStore(BaseStore):
@@ -102,6 +88,10 @@ class SQLiteStore(BaseStore):
             ``":memory:"`` for a private in-memory database.
         timeout: seconds to wait for another writer before raising
             :class:`~memory_chains.errors.StoreUnavailableError`.
+        read_only: open an existing file without writing anything (see the module doc).
+
+    Raises:
+        ConfigurationError: ``path`` is not a path (a NUL character, not a string).
 
     Example:
         >>> import tempfile, os
@@ -115,14 +105,23 @@ class SQLiteStore(BaseStore):
 
     scheme = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 5.0, read_only: bool = False
+    ) -> None:
         super().__init__()
-        self.path = str(path)
+        fspath = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+        if not isinstance(fspath, str):
+            raise ConfigurationError(f"SQLite path must be a string, got {type(path).__name__}")
+        self.path = fspath
+        if "\x00" in self.path or not self.path:
+            raise ConfigurationError(f"SQLite path {self.path[:80]!r} is empty or holds a NUL")
         self.timeout = timeout
+        self.read_only = bool(read_only)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         # deleted content still in the -wal file (a reader blocked the checkpoint)
         self._traces_pending = False
+        self._has_tombstones = True  # False for an old file opened read-only
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
@@ -131,27 +130,29 @@ class SQLiteStore(BaseStore):
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            try:
-                if self.path != ":memory:":
-                    Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    os.path.expanduser(self.path),
-                    timeout=self.timeout,
-                    isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                    check_same_thread=False,  # guarded by self._lock
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                # Deleted rows are overwritten with zeros, so that forgetting a user leaves
-                # no trace of their messages in free pages (see _erase_traces).
-                conn.execute("PRAGMA secure_delete=ON")
-            except (sqlite3.Error, OSError) as exc:
-                raise StoreUnavailableError(
-                    f"cannot open the SQLite store {self.path!r}: {exc}"
-                ) from exc
-            self._conn = conn
+            if self.read_only:
+                self._conn = connect_read_only(self.path, self.timeout)
+            else:
+                self._conn = connect_read_write(self.path, self.timeout)
         return self._conn
+
+    def exists(self) -> bool:
+        """True when the file exists and holds a memory_chains schema (read-only check).
+
+        Raises:
+            StoreError: the file exists but cannot be read as a SQLite database.
+        """
+        if self.path == ":memory:" or not Path(self.path).expanduser().is_file():
+            return False
+        if self._conn is not None and self._setup_done:
+            return True
+        conn = connect_read_only(self.path, self.timeout)
+        try:
+            return read_version(conn) > 0
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the SQLite store {self.path!r}: {exc}") from exc
+        finally:
+            conn.close()
 
     @contextmanager
     def _tx(self, write: bool) -> Iterator[sqlite3.Connection]:
@@ -159,7 +160,7 @@ class SQLiteStore(BaseStore):
         reads made of one statement, the connection in autocommit mode (already atomic)."""
         with self._lock:
             conn = self._connect()
-            if self._traces_pending:
+            if self._traces_pending and not self.read_only:
                 self._checkpoint(wait=False)
             try:
                 if not write:
@@ -194,12 +195,25 @@ class SQLiteStore(BaseStore):
     def schema_version(self) -> int:
         """The schema version recorded in the file (0 before :meth:`setup`)."""
         with self._tx(write=False) as conn:
-            return _read_version(conn)
+            return read_version(conn)
 
     def _setup(self) -> None:
+        if self.read_only:
+            with self._tx(write=False) as conn:
+                version = read_version(conn)
+                self._has_tombstones = version >= 2
+            if version == 0:
+                raise StoreNotFoundError(f"no store at {self.path!r} (not a memory_chains file)")
+            if version > len(MIGRATIONS):
+                raise SchemaVersionError(
+                    f"{self.path!r} has schema version {version}, newer than the "
+                    f"{len(MIGRATIONS)} this memory_chains knows: upgrade memory_chains"
+                )
+            return
+        self._has_tombstones = True
         with self._tx(write=True) as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS mc_schema (version INTEGER NOT NULL)")
-            version = _read_version(conn)
+            version = read_version(conn)
             if version > len(MIGRATIONS):
                 raise SchemaVersionError(
                     f"{self.path!r} has schema version {version}, newer than the "
@@ -220,6 +234,7 @@ class SQLiteStore(BaseStore):
         self, user_id: str, session_id: str, human: str, ai: str, metadata_json: str, now: float
     ) -> Turn:
         with self._tx(write=True) as conn:
+            refuse_forgotten(conn, user_id, session_id)
             row = conn.execute(
                 "SELECT last_seq FROM mc_sessions WHERE user_id = ? AND session_id = ?",
                 (user_id, session_id),
@@ -259,7 +274,7 @@ class SQLiteStore(BaseStore):
                     (user_id, session_id, after_seq, last),
                 ).fetchall()
                 rows.reverse()
-        return [Turn(r[0], r[1], r[2], r[3], _load_object(r[4])) for r in rows]
+        return [Turn(r[0], r[1], r[2], r[3], load_object(r[4])) for r in rows]
 
     def _count_turns(self, user_id: str, session_id: str) -> tuple[int, int]:
         with self._tx(write=False) as conn:
@@ -285,7 +300,15 @@ class SQLiteStore(BaseStore):
         """
         with self._lock:
             self._traces_pending = True
-            if not self._checkpoint(wait=True):
+            # the checkpoint's busy handler does not wait for every kind of reader (a
+            # writer of another process between two transactions answers "busy" at
+            # once): poll until the timeout
+            deadline = time.monotonic() + self.timeout
+            pause = 0.005
+            while not self._checkpoint(wait=True) and time.monotonic() < deadline:
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+            if self._traces_pending:
                 raise StoreUnavailableError(
                     f"SQLite store {self.path!r}: the rows are deleted, but another "
                     f"connection has been reading an older snapshot for more than "
@@ -295,23 +318,8 @@ class SQLiteStore(BaseStore):
                 )
 
     def _checkpoint(self, *, wait: bool) -> bool:
-        """Checkpoint the WAL and truncate it; False if a reader prevented it.
-
-        Without ``wait`` the busy handler is off: a failed attempt costs nothing.
-        """
-        conn = self._connect()
-        try:
-            if not wait:
-                conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            finally:
-                if not wait:
-                    # PRAGMA takes no parameters: an int formatted in, nothing else
-                    conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-        except sqlite3.Error as exc:
-            raise StoreError(f"SQLite store {self.path!r} failed: {exc}") from exc
-        done = row is None or row[0] == 0
+        """Checkpoint the WAL and truncate it; False if a reader prevented it."""
+        done = checkpoint_wal(self._connect(), self.path, self.timeout, wait=wait)
         if done:
             self._traces_pending = False
         return done
@@ -320,6 +328,19 @@ class SQLiteStore(BaseStore):
         deleted = self._delete_session_rows(user_id, session_id)
         self._erase_traces()
         return deleted
+
+    def _after_erasure(self) -> None:
+        """``VACUUM``, then truncate the WAL: ``secure_delete`` zeroes deleted rows, but a
+        B-tree page split leaves a stale copy of the cells it moved in the old page's free
+        space, which only rebuilding the file removes (cost: one pass over the file).
+
+        Raises:
+            StoreUnavailableError: another connection kept the file busy for ``timeout``;
+                the rows are deleted, their stale copies go at the next erasure.
+        """
+        with self._lock:
+            vacuum(self._connect(), self.path)
+        self._erase_traces()
 
     def _delete_session_rows(self, user_id: str, session_id: str) -> int:
         with self._tx(write=True) as conn:
@@ -364,7 +385,7 @@ class SQLiteStore(BaseStore):
             ).fetchone()
         if row is None:
             return None
-        return SummaryState(row[0], row[1], json.loads(row[2]), row[3], row[4])
+        return SummaryState(row[0], row[1], load_stored_json(row[2]), row[3], row[4])
 
     def _replace_summary(
         self,
@@ -377,6 +398,7 @@ class SQLiteStore(BaseStore):
         now: float,
     ) -> SummaryState | None:
         with self._tx(write=True) as conn:
+            refuse_forgotten(conn, user_id, session_id)
             row = conn.execute(
                 "SELECT version FROM mc_summaries WHERE user_id = ? AND session_id = ?",
                 (user_id, session_id),
@@ -398,8 +420,9 @@ class SQLiteStore(BaseStore):
 
     def _put(self, namespace: Namespace, key: str, value_json: str, now: float) -> None:
         with self._tx(write=True) as conn:
+            refuse_forgotten(conn, *document_owner(namespace, key))
             conn.execute(
-                _UPSERT_DOCUMENT,
+                UPSERT_DOCUMENT,
                 (_SEP.join(namespace), key, value_json, now, now),
             )
 
@@ -408,13 +431,14 @@ class SQLiteStore(BaseStore):
     ) -> bool:
         ns = _SEP.join(namespace)
         with self._tx(write=True) as conn:  # BEGIN IMMEDIATE: no other writer until COMMIT
+            refuse_forgotten(conn, *document_owner(namespace, key))
             row = conn.execute(
                 "SELECT value FROM mc_documents WHERE namespace = ? AND key = ?", (ns, key)
             ).fetchone()
             if (row[0] if row else None) != expected_json:
                 return False
             conn.execute(
-                _UPSERT_DOCUMENT,
+                UPSERT_DOCUMENT,
                 (ns, key, value_json, now, now),
             )
         return True
@@ -428,7 +452,7 @@ class SQLiteStore(BaseStore):
             ).fetchone()
         if row is None:
             return None
-        return Document(namespace, key, json.loads(row[0]), row[1], row[2])
+        return Document(namespace, key, load_stored_json(row[0]), row[1], row[2])
 
     def _list(self, prefix: Namespace, limit: int | None) -> list[Document]:
         sql = "SELECT namespace, key, value, created_at, updated_at FROM mc_documents"
@@ -443,7 +467,10 @@ class SQLiteStore(BaseStore):
             params.append(limit)
         with self._tx(write=False) as conn:
             rows = conn.execute(sql, params).fetchall()
-        return [Document(tuple(r[0].split(_SEP)), r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+        return [
+            Document(tuple(r[0].split(_SEP)), r[1], load_stored_json(r[2]), r[3], r[4])
+            for r in rows
+        ]
 
     def _delete(self, namespace: Namespace, key: str) -> bool:
         with self._tx(write=True) as conn:
@@ -455,17 +482,18 @@ class SQLiteStore(BaseStore):
             self._erase_traces()
         return count > 0
 
+    # -- tombstones ----------------------------------------------------------------------
 
-def _load_object(text: str) -> dict[str, object]:
-    value: dict[str, object] = {} if text == "{}" else json.loads(text)
-    return value
+    def _add_tombstone(self, user_id: str, session_id: str | None, now: float) -> Tombstone:
+        with self._tx(write=True) as conn:
+            return add_tombstone(conn, user_id, session_id, now)
 
+    def _remove_tombstones(self, user_id: str, session_id: str | None) -> int:
+        with self._tx(write=True) as conn:
+            return remove_tombstones(conn, user_id, session_id)
 
-def _read_version(conn: sqlite3.Connection) -> int:
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mc_schema'"
-    ).fetchone()
-    if not exists:
-        return 0
-    row = conn.execute("SELECT MAX(version) FROM mc_schema").fetchone()
-    return int(row[0] or 0)
+    def _tombstones(self, user_id: str) -> list[Tombstone]:
+        if not self._has_tombstones:
+            return []
+        with self._tx(write=False) as conn:
+            return list_tombstones(conn, user_id)

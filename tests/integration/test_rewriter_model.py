@@ -27,7 +27,10 @@ DEMOS = [
     (
         [
             ("user", "Je cherche un laptop pour le gaming"),
-            ("assistant", "Je vous recommande le ASUS ROG Strix G15, excellent rapport qualité-prix."),
+            (
+                "assistant",
+                "Je vous recommande le ASUS ROG Strix G15, excellent rapport qualité-prix.",
+            ),
             ("user", "Il a combien de RAM ?"),
             ("assistant", "Il a 16 Go de RAM."),
         ],
@@ -35,7 +38,10 @@ DEMOS = [
         ["rog strix", "graphique"],
     ),
     (
-        [("user", "Je cherche le Dell XPS 15"), ("assistant", "Le Dell XPS 15 est un excellent laptop.")],
+        [
+            ("user", "Je cherche le Dell XPS 15"),
+            ("assistant", "Le Dell XPS 15 est un excellent laptop."),
+        ],
         "Quelle est sa garantie ?",
         ["xps 15", "garantie"],
     ),

@@ -99,6 +99,12 @@ def test_bad_configuration(kwargs: dict[str, object]) -> None:
         PIIMasker(**kwargs)  # type: ignore[arg-type]
 
 
+def test_the_space_before_a_phone_after_a_long_number_is_kept(masker: PIIMasker) -> None:
+    # libphonenumber's matcher starts that match on the space (issue #21 review)
+    text = "FR7630006000011234567890189 / 06 12 34 56 78 / x@y.com"
+    assert masker.mask(text) == "[IBAN] / [PHONE] / [EMAIL]"
+
+
 def test_masking_is_idempotent(masker: PIIMasker) -> None:
     once = masker.mask("FR7630006000011234567890189 / 06 12 34 56 78 / x@y.com")
     assert masker.mask(once) == once

@@ -20,7 +20,12 @@ from typing import Any, NoReturn
 
 import pytest
 
-from memory_chains.errors import ConfigurationError, SchemaVersionError, StoreUnavailableError
+from memory_chains.errors import (
+    ConfigurationError,
+    ForgottenError,
+    SchemaVersionError,
+    StoreUnavailableError,
+)
 from memory_chains.stores import (
     BaseStore,
     InMemoryStore,
@@ -192,7 +197,9 @@ class PrivacySuite:
         assert store.count_turns("bob", "s1") == 1
         assert store.get(("entities", "bob"), "state") is not None
         assert store.get(("alice",), "global") is not None
-        assert store.replace_summary("alice", "s1", CANARY, 1, expected_version=1) is None
+        with pytest.raises(ForgottenError):
+            store.replace_summary("alice", "s1", CANARY, 1, expected_version=1)
+        assert CANARY not in raw_dump()
         assert forget_user(store, "alice") == type(result)(0, 0, 0)
 
     def test_bad_user_id_is_refused(self, store: BaseStore) -> None:
