@@ -239,8 +239,8 @@ def history_aware_retriever(
         >>> r = history_aware_retriever(echo, QueryRewriter(use_model=False))
         >>> history = [("human", "Parle-moi de l'ASUS ROG Strix G15."), ("ai", "Très bon choix.")]
         >>> docs = r.invoke({"input": "Et la carte graphique ?", "chat_history": history})
-        >>> [d.page_content for d in docs]  # no model: the question (fused with the last turn)
-        ['Et la carte graphique ?']
+        >>> [d.page_content for d in docs]  # no model: the rules name the referent
+        ["Et la carte graphique de l'ASUS ROG Strix G15 ?"]
     """
     memories = (
         None if memory is None else memory if isinstance(memory, Memories) else Memories(memory)

@@ -64,7 +64,7 @@ def make_retrieval_tool(
         >>> echo = RunnableLambda(lambda q: [Document(q, metadata={"source": "kb.md"})])
         >>> tool = make_retrieval_tool(echo, QueryRewriter(use_model=False), memory)
         >>> tool.invoke({"query": "Et la carte graphique ?"})
-        '[kb.md] Et la carte graphique ?'
+        "[kb.md] Et la carte graphique de l'ASUS ROG Strix G15 ?"
     """
     memories = as_memories(memory)
 

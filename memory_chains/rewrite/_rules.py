@@ -199,11 +199,23 @@ def _substitute(question: str, phrase: str, name: str, french: bool) -> str | No
     return None
 
 
+# "Et la carte graphique ?", "And the warranty?": a bare noun phrase, completed by "de"/"of".
+_BARE_NP = re.compile(
+    r"^\W*(?:et|and|what about)\s+(?:le|la|les|l'|l’|du|des|the)\s*[\w'’-]+(?:\s+[\w'’-]+){0,2}"
+    r"\s*[?!.]*\s*$",
+    _I,
+)
+
+
 def _complete(question: str, phrase: str, french: bool) -> str:
-    """``question`` with the referent as a final complement ("… pour le Forfait Mistral ?")."""
+    """``question`` with the referent as a final complement ("… pour le Forfait Mistral ?",
+    "Et la carte graphique de l'ASUS ?")."""
     end = _END.search(question)
     body, mark = question[: end.start()] if end else question, end.group(1) if end else ""
-    joint = f" pour {phrase}" if french else f" for {phrase}"
+    if _BARE_NP.match(question):
+        joint = f" {_of(phrase)}" if french else f" of {phrase}"
+    else:
+        joint = f" pour {phrase}" if french else f" for {phrase}"
     space = " " if french and mark.startswith("?") else ""
     return f"{body}{joint}{space}{mark}"
 
