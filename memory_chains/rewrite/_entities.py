@@ -56,6 +56,8 @@ def _model_number(toks: Sequence[str], j: int) -> bool:
     if not toks[j].isdigit():
         return False
     after = toks[j + 1] if j + 1 < len(toks) else ""
+    if after in (",", ".") and j + 2 < len(toks) and toks[j + 2].isdigit():
+        return False  # "12,99 €": an amount
     return not (
         after.isdigit() or (after and after in "€$£%") or after.lower() in _UNITS | _MEASURES
     )

@@ -40,10 +40,16 @@ _I = re.IGNORECASE
 _VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", _I)
 _DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
 
+# "le second", "la deuxième offre": an ordinal and the generic noun it may carry.
+_GENERIC_NOUNS = (
+    r"offre|option|formule|forfait|carte|compte|contrat|abonnement|modèle|produit|cours|"
+    r"formation|programme|logement|appartement|maison|studio|box|plan|pack|prêt|service|"
+    r"centre|clinique|assurance|solution|proposition|choix"
+)
 _FR_ORDINAL = re.compile(
     r"\b(?P<det>le|la|les|du|au|de la|à la)\s+(?P<ord>premier|première|premiere|second|"
     r"seconde|deuxième|deuxieme|troisième|troisieme|dernier|dernière|derniere)"
-    r"(?:\s+(?!de\b|du\b|des\b)[a-zà-ÿ]+)?\b",
+    rf"(?:\s+(?:{_GENERIC_NOUNS})s?)?\b",
     _I,
 )
 _EN_ORDINAL = re.compile(
@@ -68,9 +74,9 @@ _ORDINAL_INDEX = {
     "latter": -1,
 }  # fmt: skip
 _FR_POSSESSIVE = re.compile(
-    r"\b(?P<det>sa|son|ses|leur|leurs)\s+(?P<noun>[^\W\d_][\w-]*(?:\s+(?!(?:de|du|des|pour|"
-    r"par|en|à|au|aux|avec|sans|est|sont|a|ont|coûte|coûtent|vaut)\b)[a-zà-ÿ][\w-]*){0,2}"
-    r"(?:\s+(?:de|d')\s*[a-zà-ÿ][\w-]*)?)",
+    r"\b(?P<det>sa|son|ses|leur|leurs)\s+(?P<noun>[^\W\d_][\w-]*(?![\w'’])(?:\s+(?!(?:de|du|des|"
+    r"d|pour|par|en|à|au|aux|avec|sans|est|sont|a|ont|coûte|coûtent|vaut)\b)[a-zà-ÿ][\w-]*"
+    r"(?![\w'’])){0,2}(?:(?:\s+de\s+|\s+d['’])[a-zà-ÿ][\w-]*)?)",
     _I,
 )
 # A subject pronoun ("elle couvre", "il a", "a-t-il", "est-elle"), not an impersonal one.

@@ -21,7 +21,7 @@ BLOCK_RE = re.compile(r"```python\n(.*?)```", re.S)
 
 def _blocks() -> list[tuple[str, str]]:
     found = []
-    for page in ("privacy-and-forget.md", "stores-and-sessions.md"):
+    for page in ("privacy-and-forget.md", "stores-and-sessions.md", "rewriting.md"):
         for n, block in enumerate(BLOCK_RE.findall((DOCS / page).read_text(encoding="utf-8"))):
             found.append((f"{page}#{n}", block))
     return found

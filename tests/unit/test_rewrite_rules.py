@@ -1,0 +1,90 @@
+"""The rewriter's rules and verifier, without a model."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_chains.rewrite import analyse
+from memory_chains.rewrite._entities import candidate_entities
+from memory_chains.rewrite._prompt import _EXAMPLES, _MAX_NAMES, response_format
+from memory_chains.rewrite._rules import name_phrase, put_referent, rule_rewrite
+from memory_chains.rewrite._verify import verify
+
+OFFERS = [
+    ("user", "Je compare le Forfait Alizé et le Forfait Mistral."),
+    ("assistant", "Le Forfait Alizé coûte 9 € et le Forfait Mistral 12,99 €."),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "referent", "expected"),
+    [
+        ("Quelle est sa durée d'engagement ?", "Forfait Mistral",
+         "Quelle est la durée d'engagement du Forfait Mistral ?"),
+        ("elle a la 5G ?", "Formule Nid", "Formule Nid a la 5G ?"),
+        ("Combien coûte-t-il ?", "Forfait Mistral", "Combien coûte le Forfait Mistral ?"),
+        ("on peut la résilier comment ?", "Forfait Alizé",
+         "on peut résilier le Forfait Alizé comment ?"),
+        ("Le second a-t-il la 5G ?", "Forfait Mistral", "Le Forfait Mistral a-t-il la 5G ?"),
+        ("et celui à 12,99 il marche où ?", "Forfait Mistral",
+         "et le Forfait Mistral il marche où ?"),
+        ("Y a un engagement ?", "Forfait Mistral", "Y a un engagement pour le Forfait Mistral ?"),
+        ("Et la carte graphique ?", "ASUS ROG", "Et la carte graphique d'ASUS ROG ?"),
+        ("Is it refundable?", "Kestrel Lite", "Is Kestrel Lite refundable?"),
+        ("What's its excess?", "Home Complete", "What's Home Complete's excess?"),
+        ("what does the european one cost?", "Kestrel Plus", "what does Kestrel Plus cost?"),
+    ],
+)  # fmt: skip
+def test_the_referent_is_put_in_with_the_conversations_determiner(
+    question: str, referent: str, expected: str
+) -> None:
+    assert put_referent(question, referent, OFFERS) == expected
+
+
+def test_impersonal_pronouns_are_left_alone() -> None:
+    for question in ("Faut-il un dépôt ?", "Y a-t-il des frais ?", "Il y a un engagement ?"):
+        assert "pronoun" not in analyse(question).reasons, question
+        assert put_referent(question, "Forfait Mistral", OFFERS, ("substitution",)) is None
+
+
+def test_an_ordinal_picks_from_the_latest_list() -> None:
+    names = candidate_entities(OFFERS)
+    assert rule_rewrite("Le premier a la 5G ?", OFFERS, names) == "Le Forfait Alizé a la 5G ?"
+    assert rule_rewrite("et le dernier ?", OFFERS, names) == "et le Forfait Mistral ?"
+
+
+def test_a_comparison_names_every_thing_at_the_end() -> None:
+    written = put_referent("Lequel a la 5G ?", ["Forfait Alizé", "Forfait Mistral"], OFFERS)
+    assert written == "Lequel a la 5G, le Forfait Alizé ou le Forfait Mistral ?"
+
+
+def test_name_phrase_takes_the_last_determiner() -> None:
+    history = [("assistant", "La Carte Cobalt est gratuite ; la carte Cobalt a un plafond.")]
+    assert name_phrase("Carte Cobalt", history) == "la Carte Cobalt"
+    assert name_phrase("Inconnue", history) == "Inconnue"
+
+
+def test_the_verifier_rejects_a_clause_copied_from_an_answer() -> None:
+    answer = "Oui, la conciergerie de la Carte Onyx est joignable 24 h/24, le week-end aussi."
+    history = [("user", "La Carte Onyx a une conciergerie ?"), ("assistant", answer)]
+    question = "Il faut combien d'apport minimum pour une maison ?"
+    copied = question[:-2] + ", la conciergerie de la Carte Onyx est joignable 24 h/24 ?"
+    verdict = verify(copied, question, analyse(question), history)
+    assert verdict.question is None and "copies" in (verdict.problem or "")
+
+
+def test_the_verifier_lets_a_reference_word_go() -> None:
+    question = "tell me more about cancelling the third one"
+    history = [("assistant", "We have Kestrel Lite, Kestrel Plus and Kestrel Max.")]
+    verdict = verify(
+        "Tell me more about cancelling Kestrel Max?", question, analyse(question), history
+    )
+    assert verdict.accepted, verdict
+
+
+def test_every_worked_example_chooses_among_its_listed_names() -> None:
+    for turns, _, about, _ in _EXAMPLES:
+        names = candidate_entities(turns, limit=_MAX_NAMES)
+        assert set(about) <= set(names), (about, names)
+        schema = response_format(names)["json_schema"]["schema"]["properties"]["about"]
+        assert schema.get("items", {}).get("enum", []) == list(names)
