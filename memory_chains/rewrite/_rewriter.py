@@ -150,6 +150,9 @@ class _Plan:
         ]
         if len(found) > 1 and "comparison" not in self.detection.reasons:
             return []
+        if len(found) > 1 and any(fold(n) in asked for n in self.names):
+            # "compare it to the Lenovo one": the question names one side, the other is missing.
+            found = found[:1]
         if not self.explicit and not all(fold(p) in known for p in found):
             return []
         return found[:4]

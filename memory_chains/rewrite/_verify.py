@@ -221,7 +221,10 @@ def verify(
     own = _own(question)
     lost = [w for w in own if stem(w)[:6] not in kept]
     if own and len(lost) * 2 > len(own):
-        return Verdict(None, f"drops the question's words ({', '.join(lost)})")
+        framed = _framed(rewrite, question, turns)
+        if framed is None:
+            return Verdict(None, f"drops the question's words ({', '.join(lost)})")
+        rewrite, note = framed, "the question's complement put back in its frame"
     if "?" in question and not rewrite.endswith(("?", "?»", '?"')):
         rewrite = rewrite.rstrip(" .!") + (" ?" if detection.language == "fr" else "?")
     return Verdict(rewrite, note)
@@ -250,7 +253,39 @@ def _copied_from_answer(
         if len(run) > len(longest) and " ".join(run) not in said_by_user:
             longest = run
         run = [word] if word and word not in asked and any(word in a for a in answers) else []
-    return " ".join(longest) if len(longest) > _MAX_COPIED_RUN else ""
+    if len(longest) <= _MAX_COPIED_RUN:
+        return ""
+    # "la garantie du Dell XPS 15" names what the user asked about in words they used: a
+    # reference, not a copied clause. A clause brings content words only the answer said.
+    user_words = set(_WORDS.findall(said_by_user))
+    brought = [w for w in keywords(" ".join(longest)) if w not in user_words]
+    return " ".join(longest) if len(brought) >= 2 else ""
+
+
+_ELLIPSIS_LEAD = re.compile(
+    r"^\s*(?:et|mais|and|but|what about|how about|and what about|and how about)\s+(?P<rest>.+?)"
+    r"\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _framed(rewrite: str, question: str, turns: Sequence[Turn]) -> str | None:
+    """An elliptic question ("Et pour le samedi ?") put back into the earlier question the
+    model returned as it was ("Quels sont les horaires du cours de Pilates ?"), else None.
+
+    Example:
+        >>> turns = [("user", "Quels sont les horaires du cours de Pilates ?")]
+        >>> _framed("Quels sont les horaires du cours de Pilates ?", "Et pour le samedi ?", turns)
+        'Quels sont les horaires du cours de Pilates pour le samedi ?'
+    """
+    lead = _ELLIPSIS_LEAD.match(question)
+    words = _WORDS.findall(fold(rewrite))
+    if lead is None or not any(words == _WORDS.findall(fold(t)) for r, t in turns if r == "user"):
+        return None
+    body = rewrite.rstrip(" ?.!")
+    mark = "?" if "?" in question else ""
+    space = " " if mark and rewrite.rstrip().endswith(" ?") else ""
+    return f"{body} {lead.group('rest')}{space}{mark}"
 
 
 def _in_a_name(number: str, names: Sequence[str]) -> bool:
