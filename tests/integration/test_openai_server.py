@@ -212,23 +212,20 @@ def test_a_slow_answer_is_a_timeout(server: Server) -> None:
 
 
 def test_check_reports_a_model_name_the_server_does_not_serve(server: Server) -> None:
-    good = check_endpoint(server.settings())
-    assert good.ok, good.lines()
-    assert [c.name for c in good.checks] == [
-        "endpoint",
-        "chat model",
-        "chat",
-        "streaming",
-        "structured output",
-        "embeddings model",
-        "embeddings",
-    ]
-    assert all(c.status == "ok" for c in good.checks), good.lines()
-    bad = check_endpoint(server.settings(MEMORY_CHAINS_OPENAI_MODEL="gpt-4o-mini"))
-    assert not bad.ok
-    failed = [c for c in bad.checks if c.status == "failed"]
-    assert [c.name for c in failed] == ["chat model"]
-    assert f"it serves: {ALIAS}" in failed[0].detail
+    # llama.cpp answers whatever name it is sent: only the check can tell
+    report = check_endpoint(server.settings(MEMORY_CHAINS_OPENAI_MODEL="gpt-4o-mini"))
+    assert not report.ok
+    assert [(c.name, c.status) for c in report.checks] == [
+        ("endpoint", "ok"),
+        ("chat model", "failed"),
+        ("chat", "ok"),
+        ("streaming", "ok"),
+        ("structured output", "ok"),
+        ("embeddings model", "ok"),
+        ("embeddings", "ok"),
+    ], report.lines()
+    assert f"it serves: {ALIAS}" in report.checks[1].detail
+    assert "dimension 1536" in report.checks[-1].detail
 
 
 def test_models_check_command(server: Server, tmp_path: Path) -> None:

@@ -163,3 +163,22 @@ def test_models_command_describes_the_endpoint(
     assert "chat model: qwen2.5-coder-1.5b (MEMORY_CHAINS_OPENAI_MODEL)" in out
     assert "embeddings: multilingual-e5-small, local" in out
     assert "not-needed" not in out
+
+
+def test_every_variable_read_is_documented_in_env_example() -> None:
+    import re
+
+    import memory_chains.config as config
+
+    root = Path(__file__).resolve().parents[2]
+    read = set(
+        re.findall(r'"((?:OPENAI|MEMORY_CHAINS)_[A-Z_]+)"', Path(config.__file__).read_text())
+    )
+    documented = set(
+        re.findall(
+            r"^((?:OPENAI|MEMORY_CHAINS)_[A-Z_]+)=", (root / ".env.example").read_text(), re.M
+        )
+    )
+    assert {"OPENAI_BASE_URL", "MEMORY_CHAINS_OPENAI_STRUCTURED"} <= read
+    read -= set(config.__all__)  # the module's own names
+    assert read <= documented, read - documented
