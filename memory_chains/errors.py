@@ -10,24 +10,29 @@ a public entry point raises nothing else (besides ``KeyboardInterrupt`` and the 
 ::
 
     MemoryChainsError
-    ├── ConfigurationError          a setting, path or option is wrong
-    ├── InvalidInputError           (also ValueError) bad message, id or argument
-    ├── ModelError                  anything about a chat or embeddings model
-    │   ├── ModelUnavailableError   the model cannot be found, assembled or loaded
-    │   │   └── ModelIntegrityError the model file's sha256 is not the expected one
-    │   ├── ModelCallError          a call to the model failed (nothing was memorised)
-    │   └── MalformedOutputError    the model answered, but not in the required shape
-    ├── KnowledgeBaseError          indexing or loading a knowledge base failed
-    │   └── IndexCorruptedError     an index on disk is truncated, tampered or foreign
-    └── StoreError                  a memory store failed
-        ├── StoreUnavailableError   the store cannot be reached
-        ├── StoreNotFoundError      no store at that path or URL (nothing was created)
-        ├── ReadOnlyStoreError      a write to a store opened read-only
-        ├── ForgottenError          a write for a user or session that was forgotten
-        └── SchemaVersionError      the store's schema is newer than this library
+    ├── ConfigurationError                 a setting, path or option is wrong
+    ├── InvalidInputError                  (also ValueError) bad message, id or argument
+    ├── ModelError                         anything about a chat or embeddings model
+    │   ├── ModelUnavailableError          the model cannot be found, assembled or loaded
+    │   │   ├── ModelIntegrityError        the model file's sha256 is not the expected one
+    │   │   ├── EndpointUnreachableError   no server answers at the endpoint's URL
+    │   │   ├── EndpointAuthenticationError  the endpoint refused the API key (401, 403)
+    │   │   └── ModelNotServedError        the endpoint does not serve that model name
+    │   ├── ModelCallError                 a call to the model failed (nothing was memorised)
+    │   │   ├── ModelRateLimitError        still 429 after the bounded, backed-off retries
+    │   │   └── ModelTimeoutError          no answer within the timeout
+    │   └── MalformedOutputError           the model answered, but not in the required shape
+    ├── KnowledgeBaseError                 indexing or loading a knowledge base failed
+    │   └── IndexCorruptedError            an index on disk is truncated, tampered or foreign
+    └── StoreError                         a memory store failed
+        ├── StoreUnavailableError          the store cannot be reached
+        ├── StoreNotFoundError             no store at that path or URL (nothing was created)
+        ├── ReadOnlyStoreError             a write to a store opened read-only
+        ├── ForgottenError                 a write for a user or session that was forgotten
+        └── SchemaVersionError             the store's schema is newer than this library
 
     UserWarning
-    └── StoreUnavailableWarning     a resilient store went down: answering without memory
+    └── StoreUnavailableWarning            a resilient store went down: answering without memory
 
 Example:
     >>> from memory_chains.errors import InvalidInputError, MemoryChainsError
@@ -41,6 +46,8 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "EndpointAuthenticationError",
+    "EndpointUnreachableError",
     "ForgottenError",
     "IndexCorruptedError",
     "InvalidInputError",
@@ -50,6 +57,9 @@ __all__ = [
     "ModelCallError",
     "ModelError",
     "ModelIntegrityError",
+    "ModelNotServedError",
+    "ModelRateLimitError",
+    "ModelTimeoutError",
     "ModelUnavailableError",
     "ReadOnlyStoreError",
     "SchemaVersionError",
@@ -84,8 +94,36 @@ class ModelIntegrityError(ModelUnavailableError):
     """A model file does not have the expected sha256; it is refused, never loaded."""
 
 
+class EndpointUnreachableError(ModelUnavailableError):
+    """No server answers at an OpenAI-compatible endpoint (refused, DNS, TLS, reset)."""
+
+
+class EndpointAuthenticationError(ModelUnavailableError):
+    """The endpoint refused the API key (HTTP 401 or 403): check ``OPENAI_API_KEY``."""
+
+
+class ModelNotServedError(ModelUnavailableError):
+    """The endpoint does not serve the model name that was asked for.
+
+    Attributes:
+        served: the model names the endpoint lists, when it was asked (may be empty).
+    """
+
+    def __init__(self, message: str, served: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.served = served
+
+
 class ModelCallError(ModelError):
     """A model call failed. Memory is left exactly as it was before the call."""
+
+
+class ModelRateLimitError(ModelCallError):
+    """The endpoint answered 429 (rate limit or quota) to every bounded, backed-off retry."""
+
+
+class ModelTimeoutError(ModelCallError):
+    """The model did not answer within the configured timeout."""
 
 
 class MalformedOutputError(ModelError):

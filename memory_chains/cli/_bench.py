@@ -8,6 +8,7 @@ from typing import Any
 from memory_chains.cli._registry import register_modules
 
 _BENCH_MODULES = (
+    "memory_chains.cli._bench_endpoint",
     "memory_chains.cli._bench_memory",
     "memory_chains.cli._bench_stores",
 )

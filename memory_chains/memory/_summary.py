@@ -221,7 +221,10 @@ class LLMSummarizer:
             raise InvalidInputError("LLMSummarizer needs a LangChain chat model (llm=...)")
         self.llm = llm
         self.structured = (
-            type(llm).__name__ in _STRUCTURED_MODELS if structured is None else structured
+            # by class name, subclasses too (ChatOpenAICompatible is a ChatOpenAI)
+            any(c.__name__ in _STRUCTURED_MODELS for c in type(llm).__mro__)
+            if structured is None
+            else structured
         )
         self.max_turn_chars = max_turn_chars
         self.max_output_tokens = max_output_tokens

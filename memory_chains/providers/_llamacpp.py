@@ -36,18 +36,17 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_chains._pydantic import TypedValidation
 from memory_chains.errors import (
     ConfigurationError,
     InvalidInputError,
-    MalformedOutputError,
     ModelCallError,
     ModelUnavailableError,
 )
-from memory_chains.providers._structured import structured_schema
+from memory_chains.providers._structured import structured_runnable
 from memory_chains.providers._wire import (
     check_response,
     chunk_from_event,
@@ -349,28 +348,7 @@ class ChatLlamaCpp(TypedValidation, BaseChatModel):
                 f"ChatLlamaCpp.with_structured_output supports method='json_schema' only; "
                 f"got method={method!r} and options {sorted(kwargs)}"
             )
-        name, json_schema, parse = structured_schema(schema)
-        bound = self.bind(
-            response_format={
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": json_schema},
-            },
-            ls_structured_output_format={"kwargs": {"method": method}, "schema": json_schema},
-        )
-
-        def parse_message(message: BaseMessage) -> Any:
-            return parse(message.text)
-
-        if not include_raw:
-            return bound | RunnableLambda(parse_message, name="parse_structured_output")
-
-        def parse_with_raw(message: BaseMessage) -> dict[str, Any]:
-            try:
-                return {"raw": message, "parsed": parse(message.text), "parsing_error": None}
-            except MalformedOutputError as exc:
-                return {"raw": message, "parsed": None, "parsing_error": exc}
-
-        return bound | RunnableLambda(parse_with_raw, name="parse_structured_output")
+        return structured_runnable(self, schema, include_raw=include_raw)
 
     # --------------------------------------------------------------- token counting
 

@@ -141,11 +141,11 @@ def test_import_is_lazy() -> None:
 def test_openai_selected_with_key(tmp_path: Path) -> None:
     settings = Settings(openai_api_key="sk-test", home=tmp_path, openai_model="gpt-4o-mini")
     chat = get_chat_model(settings, temperature=0.3, max_tokens=77)
-    assert type(chat).__name__ == "ChatOpenAI"
+    assert type(chat).__name__ == "ChatOpenAICompatible"
     assert chat.model_name == "gpt-4o-mini"  # type: ignore[attr-defined]
     assert chat.temperature == 0.3  # type: ignore[attr-defined]
     assert chat.max_tokens == 77  # type: ignore[attr-defined]
-    assert type(get_embeddings(settings)).__name__ == "OpenAIEmbeddings"
+    assert type(get_embeddings(settings)).__name__ == "OpenAICompatibleEmbeddings"
     assert not tmp_path.joinpath("cache").exists()  # nothing assembled
 
 
