@@ -1,18 +1,22 @@
 """Conversational RAG over a knowledge base, with memory and follow-up rewriting.
 
 Core types: :class:`ConversationalRAG` (ask / stream), :class:`RAGAnswer`, and
-:func:`build_chain`, which returns a correctly wired ``ConversationalRetrievalChain``.
+:func:`build_chain`, which returns a correctly wired ``ConversationalRetrievalChain``;
+:func:`validate_question` and :data:`MAX_QUESTION_CHARS`, the limits every question meets.
 """
 
 from memory_chains.rag._chain import ANSWER_TAG, ConversationalRAG, RAGAnswer, build_chain
 from memory_chains.rag._history import normalise_history, parse_history, render_history
+from memory_chains.rag._validate import MAX_QUESTION_CHARS, validate_question
 
 __all__ = [
     "ANSWER_TAG",
+    "MAX_QUESTION_CHARS",
     "ConversationalRAG",
     "RAGAnswer",
     "build_chain",
     "normalise_history",
     "parse_history",
     "render_history",
+    "validate_question",
 ]
