@@ -10,6 +10,7 @@ from memory_chains.cli._registry import register_modules
 _BENCH_MODULES = (
     "memory_chains.cli._bench_memory",
     "memory_chains.cli._bench_stores",
+    "memory_chains.cli._bench_serve",
 )
 
 

@@ -151,7 +151,7 @@ def create_app(service: ChatService, *, user_of: UserOf | None = None) -> FastAP
     app.state.service = service
     _install_errors(app)
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
-    ChatBody = chat_request_model(service.config.max_message_chars)
+    ChatBody: Any = chat_request_model(service.config.max_message_chars)
 
     def user_id(request: Request, claimed: str | None) -> str:
         from memory_chains.stores import validate_id
@@ -171,7 +171,7 @@ def create_app(service: ChatService, *, user_of: UserOf | None = None) -> FastAP
 
     @app.post("/chat", response_class=EventSourceResponse)
     async def chat(
-        body: ChatBody,  # type: ignore[valid-type]
+        body: ChatBody,
         request: Request,
         place: Annotated[Ticket, Depends(ticket)],
     ) -> AsyncIterator[ServerSentEvent]:

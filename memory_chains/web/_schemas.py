@@ -71,8 +71,7 @@ def chat_request_model(max_chars: int) -> type[ChatRequest]:
         'Bonjour'
     """
     message = Annotated[str, StringConstraints(min_length=1, max_length=max_chars)]
-    return create_model(  # type: ignore[no-any-return, call-overload]
-        "ChatRequest",
-        __base__=ChatRequest,
-        message=(message, ...),
+    model: type[ChatRequest] = create_model(
+        "ChatRequest", __base__=ChatRequest, message=(message, ...)
     )
+    return model

@@ -41,13 +41,19 @@ import asyncio
 import time
 import weakref
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 
 from memory_chains.context import build_context_chain
-from memory_chains.errors import InvalidInputError, MemoryChainsError, StoreUnavailableError
+from memory_chains.errors import (
+    ConfigurationError,
+    InvalidInputError,
+    MemoryChainsError,
+    StoreUnavailableError,
+)
 from memory_chains.providers import get_token_counter
 from memory_chains.rag import ConversationalRAG, RAGAnswer
 from memory_chains.sessions import SessionManager
@@ -108,6 +114,37 @@ class ChatService:
         self.worker = ModelWorker(self.config.max_waiting)
         self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
             weakref.WeakValueDictionary()
+        )
+
+    @classmethod
+    def from_folder(
+        cls,
+        folder: str | Path,
+        *,
+        llm: Any,
+        embeddings: Embeddings,
+        store: BaseStore,
+        index_dir: str | Path | None = None,
+        config: WebConfig | None = None,
+    ) -> ChatService:
+        """A service over a folder of ``.txt`` / ``.md`` documents (indexed into FAISS, the
+        index reused from ``index_dir`` when the files did not change).
+
+        Raises:
+            ConfigurationError: ``folder`` is not a folder.
+        """
+        from memory_chains.knowledge import KnowledgeBase
+
+        if not Path(folder).is_dir():
+            raise ConfigurationError(f"{folder} is not a folder of documents")
+        config = config or WebConfig()
+        kb = KnowledgeBase.from_folder(folder, embeddings, index_dir=index_dir, progress=False)
+        return cls(
+            kb.as_retriever(k=config.documents),
+            llm=llm,
+            store=store,
+            embeddings=embeddings,
+            config=config,
         )
 
     # -- answering ------------------------------------------------------------------------

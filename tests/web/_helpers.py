@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
 from httpx_sse import aconnect_sse
 from langchain_core.messages import BaseMessage
 
-from memory_chains.web import ChatService
+from memory_chains.testing import ScriptedChatModel
+from memory_chains.web import ChatService, create_app
 
 PILATES = "Quels sont les horaires du cours de Pilates ?"
 SATURDAY = "Et pour le samedi ?"
@@ -50,3 +55,37 @@ def final(events: list[tuple[str, Any]]) -> dict[str, Any]:
     kind, data = events[-1]
     assert kind == "final", events[-1]
     return dict(data)
+
+
+class SlowScriptedModel(ScriptedChatModel):
+    """A scripted model streaming one token every ``delay`` seconds (to see them arrive)."""
+
+    delay: float = 0.04
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for chunk in super()._stream(*args, **kwargs):
+            time.sleep(self.delay)
+            yield chunk
+
+
+@contextmanager
+def running_uvicorn(service: ChatService) -> Iterator[str]:
+    """Serve ``service`` with a real uvicorn on 127.0.0.1 (a thread); yields its base URL."""
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
