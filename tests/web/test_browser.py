@@ -98,9 +98,7 @@ def _turns_shown(driver: Any) -> str | None:
 
 def _block_items(driver: Any, name: str) -> list[str]:
     # read in one script: the panel is re-rendered after every answer (no stale elements)
-    script = (
-        "return Array.from(document.querySelectorAll(arguments[0]), li => li.textContent);"
-    )
+    script = "return Array.from(document.querySelectorAll(arguments[0]), li => li.textContent);"
     return list(driver.execute_script(script, f'[data-block="{name}"] li:not(.empty)'))
 
 
