@@ -51,11 +51,12 @@ from memory_chains.context import (
     short_term_sources,
 )
 from memory_chains.entities import EntityTracker, RuleEntityExtractor
-from memory_chains.errors import StoreUnavailableError
+from memory_chains.errors import InvalidInputError, StoreUnavailableError
 from memory_chains.longterm import LongTermMemory, RuleLongTermExtractor
 from memory_chains.memory import LLMSummarizer, SummaryCore, SummaryData
 from memory_chains.providers import approximate_token_count
 from memory_chains.recall import Episode, RecalledTurn, TurnIndex
+from memory_chains.sessions import SessionManager
 from memory_chains.stores import BaseStore, ResilientStore, Turn
 from memory_chains.web._config import WebConfig
 
@@ -92,11 +93,13 @@ class MemoryParts:
     llm: Any = None
     token_counter: TokenCounter = approximate_token_count
     index: TurnIndex = field(init=False)
+    sessions: SessionManager = field(init=False)
     entity_extractor: RuleEntityExtractor = field(init=False)
     fact_extractor: RuleLongTermExtractor = field(init=False)
 
     def __post_init__(self) -> None:
         self.index = TurnIndex(self.embeddings, self.store, token_counter=self.token_counter)
+        self.sessions = SessionManager(self.store)
         self.entity_extractor = RuleEntityExtractor(use_spacy=False)
         self.fact_extractor = RuleLongTermExtractor()
 
@@ -173,9 +176,11 @@ class MemoryWork:
     """What one request did with memory: seconds spent, and whether it was stored.
 
     Attributes:
-        session_s: opening the session (its metadata read and touched).
+        session_s: opening the session (its metadata read, or written for a new one).
         load_s: building the context (every memory read).
         save_s: recording the exchange in every memory.
+        cpu_s: the CPU time of all three (``time.thread_time``: without the waits for
+            another thread or process, so comparable on a busy machine).
         stored: the exchange reached the store (False: the store was down, or the answer
             failed).
         degraded: the store was unreachable during the request (the answer had no memory).
@@ -185,6 +190,7 @@ class MemoryWork:
     session_s: float = 0.0
     load_s: float = 0.0
     save_s: float = 0.0
+    cpu_s: float = 0.0
     stored: bool = False
     degraded: bool = False
     built: BuiltContext | None = None
@@ -223,11 +229,19 @@ class WebMemory(ContextMemory):
         return self._work
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Open the session (see :meth:`SessionMemory.open`), then build the context."""
+        cpu, started = time.thread_time(), time.perf_counter()
+        try:
+            self.session.open()
+        except StoreUnavailableError:
+            self._work.degraded = True
+        self._work.session_s += time.perf_counter() - started
         started = time.perf_counter()
         try:
             return super().load_memory_variables(inputs)
         finally:
             self._work.load_s += time.perf_counter() - started
+            self._work.cpu_s += time.thread_time() - cpu
             if isinstance(self.builder, _RecordingBuilder):
                 self._work.built = self.builder.last
 
@@ -242,11 +256,12 @@ class WebMemory(ContextMemory):
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Record the exchange in every memory (see the class docstring)."""
         human, ai = self._exchange(inputs, outputs)
-        started = time.perf_counter()
+        cpu, started = time.thread_time(), time.perf_counter()
         try:
             self._work.stored = self.session.record(human, ai)
         finally:
             self._work.save_s += time.perf_counter() - started
+            self._work.cpu_s += time.thread_time() - cpu
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Async :meth:`save_context` (the store calls run in a thread)."""
@@ -299,6 +314,23 @@ class SessionMemory:
             sources.append(RecallSource(self.recall, user_id=user_id))
         self.builder = _RecordingBuilder(sources, config.context_tokens, count, topic=True)
         self.memory = WebMemory(builder=self.builder, session=self)
+
+    def open(self) -> None:
+        """Register the session with the :class:`~memory_chains.sessions.SessionManager`
+        when it is new (so it is listed, expires and is exported); an existing one needs
+        nothing: the turn appended after the answer is its activity.
+
+        Raises:
+            StoreUnavailableError: the store is down (the answer goes on without memory).
+        """
+        sessions = self.parts.sessions
+        if sessions.get(self.user_id, self.session_id) is not None:
+            return
+        try:
+            sessions.create(self.user_id, session_id=self.session_id)
+        except InvalidInputError:
+            if sessions.get(self.user_id, self.session_id) is None:
+                raise  # not a concurrent creation: a real refusal
 
     def record(self, human: str, ai: str) -> bool:
         """Write one exchange in every memory; False when the store dropped it.

@@ -50,13 +50,10 @@ from langchain_core.retrievers import BaseRetriever
 from memory_chains.context import build_context_chain
 from memory_chains.errors import (
     ConfigurationError,
-    InvalidInputError,
     MemoryChainsError,
-    StoreUnavailableError,
 )
 from memory_chains.providers import get_token_counter
 from memory_chains.rag import ConversationalRAG, RAGAnswer
-from memory_chains.sessions import SessionManager
 from memory_chains.stores import BaseStore, ResilientStore, export_user, forget_session, forget_user
 from memory_chains.web._config import WebConfig
 from memory_chains.web._memory import MemoryParts, MemoryWork, SessionMemory
@@ -110,7 +107,7 @@ class ChatService:
         self.parts = MemoryParts(
             store, embeddings, self.config, llm, token_counter or get_token_counter(llm)
         )
-        self.sessions = SessionManager(store)
+        self.sessions = self.parts.sessions
         self.worker = ModelWorker(self.config.max_waiting)
         self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
             weakref.WeakValueDictionary()
@@ -184,12 +181,6 @@ class ChatService:
         degraded_before = self._degraded_reads()
         memory = SessionMemory(self.parts, user_id, session_id)
         work = memory.memory.work
-        started = time.perf_counter()
-        try:
-            await asyncio.to_thread(self._open_session, user_id, session_id)
-        except StoreUnavailableError:
-            work.degraded = True
-        work.session_s = time.perf_counter() - started
         chain = build_context_chain(
             self.retriever, memory.memory, llm=self.llm, rewriter=self.rewriter
         )
@@ -203,15 +194,6 @@ class ChatService:
         outage = self._degraded_reads() > degraded_before
         work.degraded = work.degraded or outage or not work.stored
         yield "final", self._final(answer, work)
-
-    def _open_session(self, user_id: str, session_id: str) -> None:
-        if self.sessions.get(user_id, session_id) is None:
-            try:
-                self.sessions.create(user_id, session_id=session_id)
-                return
-            except InvalidInputError:
-                pass  # created meanwhile by another writer: touch it
-        self.sessions.touch(user_id, session_id)
 
     def _degraded_reads(self) -> int:
         store = self.store
@@ -233,6 +215,7 @@ class ChatService:
                 "load": round(1000 * work.load_s, 3),
                 "save": round(1000 * work.save_s, 3),
                 "total": round(work.total_ms, 3),
+                "cpu": round(1000 * work.cpu_s, 3),
             },
         }
         return {
