@@ -302,14 +302,8 @@ class ServeBenchResult:
 def bench_serve(
     sessions: int, turns: int, users: int, store_url: str | None, embeddings: str, workdir: str
 ) -> ServeBenchResult:
-    """Run the server, the conversations, the checks and the anchor.
-
-    Example:
-        >>> import tempfile
-        >>> r = bench_serve(2, 2, 1, None, "hash", tempfile.mkdtemp())
-        >>> r.requests, r.lost, r.duplicated, r.reordered, r.ok
-        (4, 0, 0, 0, True)
-    """
+    """Run the server, the conversations, the checks and the anchor
+    (``tests/web/test_cli.py`` runs it on 2 sessions)."""
     url = store_url or f"sqlite:///{Path(workdir) / 'bench.sqlite3'}"
     port = _free_port()
     context = multiprocessing.get_context("spawn")

@@ -51,6 +51,7 @@ from memory_chains.context import build_context_chain
 from memory_chains.errors import (
     ConfigurationError,
     MemoryChainsError,
+    ModelCallError,
 )
 from memory_chains.providers import get_token_counter
 from memory_chains.rag import ConversationalRAG, RAGAnswer
@@ -82,6 +83,18 @@ class ChatService:
         config: memory sizes, budget, queue and limits (:class:`WebConfig`).
         rewriter: the follow-up rewriter (default: ``QueryRewriter(llm)``).
         token_counter: counts the memory budget (default: the model's).
+
+    Example:
+        >>> import asyncio
+        >>> from langchain_core.retrievers import BaseRetriever
+        >>> from memory_chains.stores import InMemoryStore
+        >>> from memory_chains.testing import HashEmbeddings, ScriptedChatModel
+        >>> class NoDocs(BaseRetriever):
+        ...     def _get_relevant_documents(self, query, *, run_manager): return []
+        >>> service = ChatService(NoDocs(), llm=ScriptedChatModel(), store=InMemoryStore(),
+        ...                       embeddings=HashEmbeddings())
+        >>> asyncio.run(service.memory_view("bob", "s1"))["turns"]
+        0
     """
 
     def __init__(
@@ -190,7 +203,8 @@ class ChatService:
                 yield "token", {"text": item}
             else:
                 answer = item
-        assert answer is not None  # astream ends with the answer or raises
+        if answer is None:  # astream ends with the answer or raises: never seen
+            raise ModelCallError("the chain ended without an answer; nothing was memorised")
         outage = self._degraded_reads() > degraded_before
         work.degraded = work.degraded or outage or not work.stored
         yield "final", self._final(answer, work)

@@ -40,6 +40,13 @@ class Ticket:
 
     Releasing is idempotent: leaving the ``async with`` block, or :meth:`release` on a
     ticket that never ran, frees the place once.
+
+    Example:
+        >>> worker = ModelWorker(max_waiting=0)
+        >>> ticket = worker.admit()
+        >>> ticket.release(); ticket.release()
+        >>> ticket.released, worker.running
+        (True, False)
     """
 
     def __init__(self, worker: ModelWorker) -> None:
@@ -80,6 +87,15 @@ class ModelWorker:
         running: True while a ticket holds the lane.
         waiting: tickets admitted and not yet running.
         refused: admissions refused so far.
+
+    Example:
+        >>> worker = ModelWorker(max_waiting=0)
+        >>> running = worker.admit()
+        >>> try:
+        ...     worker.admit()
+        ... except ServiceBusyError as busy:
+        ...     print(busy.retry_after)
+        1
     """
 
     def __init__(self, max_waiting: int = 16) -> None:
