@@ -303,7 +303,7 @@ def bench_serve(
     sessions: int, turns: int, users: int, store_url: str | None, embeddings: str, workdir: str
 ) -> ServeBenchResult:
     """Run the server, the conversations, the checks and the anchor
-    (``tests/web/test_cli.py`` runs it on 2 sessions)."""
+    (``tests/web/test_cli.py`` runs it on 3 sessions)."""
     url = store_url or f"sqlite:///{Path(workdir) / 'bench.sqlite3'}"
     port = _free_port()
     context = multiprocessing.get_context("spawn")

@@ -50,7 +50,8 @@ def test_serve_refuses_a_docs_path_that_is_not_a_folder(
 def test_bench_serve_runs_sessions_against_a_real_server_and_checks_the_store(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["bench", "serve", "--sessions", "3", "--turns", "2", "--users", "2", "--json"]) == 0
+    argv = ["bench", "serve", "--sessions", "3", "--turns", "2", "--users", "2", "--json"]
+    assert main(argv) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["requests"] == 6 and report["ok"]
     assert report["lost"] == report["duplicated"] == report["reordered"] == 0
