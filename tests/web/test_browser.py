@@ -50,7 +50,9 @@ ARTIFACTS = Path(os.environ.get("MEMORY_CHAINS_TEST_ARTIFACTS", "test-artifacts"
 
 @pytest.fixture
 def server(make_service: MakeService) -> Iterator[tuple[str, ChatService]]:
-    service = make_service(llm=SlowScriptedModel(default=kb_answer))
+    # a token every 0.1 s: the partial answer stays on the page long enough to be seen by a
+    # browser polled slowly on a busy machine
+    service = make_service(llm=SlowScriptedModel(default=kb_answer, delay=0.1))
     with running_uvicorn(service) as url:
         yield url, service
 
@@ -116,12 +118,12 @@ def test_the_pilates_scenario_in_a_real_browser(
 
     _ask(browser, PILATES)
     # streamed: part of the answer is on the page before the end of the stream
-    partial = wait.until(
+    partial: str = wait.until(
         lambda d: next(
             (
                 a.text
                 for a in _answers(d)
-                if "streaming" in a.get_attribute("class") and 0 < len(a.text) < 40
+                if "streaming" in a.get_attribute("class") and 0 < len(a.text) < len(PILATES_ANSWER)
             ),
             None,
         )
