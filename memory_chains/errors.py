@@ -24,12 +24,13 @@ a public entry point raises nothing else (besides ``KeyboardInterrupt`` and the 
     │   └── MalformedOutputError           the model answered, but not in the required shape
     ├── KnowledgeBaseError                 indexing or loading a knowledge base failed
     │   └── IndexCorruptedError            an index on disk is truncated, tampered or foreign
-    └── StoreError                         a memory store failed
-        ├── StoreUnavailableError          the store cannot be reached
-        ├── StoreNotFoundError             no store at that path or URL (nothing was created)
-        ├── ReadOnlyStoreError             a write to a store opened read-only
-        ├── ForgottenError                 a write for a user or session that was forgotten
-        └── SchemaVersionError             the store's schema is newer than this library
+    ├── StoreError                         a memory store failed
+    │   ├── StoreUnavailableError          the store cannot be reached
+    │   ├── StoreNotFoundError             no store at that path or URL (nothing was created)
+    │   ├── ReadOnlyStoreError             a write to a store opened read-only
+    │   ├── ForgottenError                 a write for a user or session that was forgotten
+    │   └── SchemaVersionError             the store's schema is newer than this library
+    └── ServiceBusyError                   the model's queue is full: retry after ``retry_after`` s
 
     UserWarning
     └── StoreUnavailableWarning            a resilient store went down: answering without memory
@@ -63,6 +64,7 @@ __all__ = [
     "ModelUnavailableError",
     "ReadOnlyStoreError",
     "SchemaVersionError",
+    "ServiceBusyError",
     "StoreError",
     "StoreNotFoundError",
     "StoreUnavailableError",
@@ -185,6 +187,22 @@ class ForgottenError(StoreError):
 
 class SchemaVersionError(StoreError):
     """The store's schema is newer than this version of the library understands."""
+
+
+class ServiceBusyError(MemoryChainsError):
+    """Too many requests wait for the model; nothing was run or stored.
+
+    Attributes:
+        retry_after: seconds after which trying again is likely to be admitted.
+
+    Example:
+        >>> ServiceBusyError("busy", retry_after=3).retry_after
+        3
+    """
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class StoreUnavailableWarning(UserWarning):

@@ -42,16 +42,20 @@ class ScriptedChatModel(BaseChatModel):
         replies: consumed in order; a string is returned, an exception is raised, a
             callable receives the messages and returns the text. When the script is
             exhausted, ``default`` is returned.
-        default: reply once the script is exhausted.
+        default: reply once the script is exhausted: a string, or a callable receiving the
+            messages (a model that answers every call from its prompt, for servers).
 
     Example:
         >>> m = ScriptedChatModel(replies=[lambda msgs: msgs[-1].content.upper()])
         >>> m.invoke("hi").content, m.invoke("again").content
         ('HI', '')
+        >>> echo = ScriptedChatModel(default=lambda msgs: f"echo: {msgs[-1].content}")
+        >>> echo.invoke("one").content, echo.invoke("two").content
+        ('echo: one', 'echo: two')
     """
 
     replies: list[Any] = Field(default_factory=list)
-    default: str = ""
+    default: str | Callable[[Sequence[BaseMessage]], str] = ""
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _options: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 

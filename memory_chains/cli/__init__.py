@@ -25,6 +25,7 @@ __all__ = ["build_parser", "main"]
 _COMMAND_MODULES = (
     "memory_chains.cli._demo",
     "memory_chains.cli._chat",
+    "memory_chains.cli._serve",
     "memory_chains.cli._eval",
     "memory_chains.cli._bench",
     "memory_chains.cli._models",

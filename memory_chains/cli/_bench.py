@@ -11,6 +11,7 @@ _BENCH_MODULES = (
     "memory_chains.cli._bench_endpoint",
     "memory_chains.cli._bench_memory",
     "memory_chains.cli._bench_stores",
+    "memory_chains.cli._bench_serve",
 )
 
 

@@ -4,14 +4,17 @@ Core types: :class:`ConversationalRAG` (ask / stream), :class:`RAGAnswer`, and
 :func:`build_chain`, which returns a correctly wired ``ConversationalRetrievalChain`` whose
 retrieval runs every search query of the rewrite; :func:`retrieve_queries` /
 :func:`aretrieve_queries` do that fused retrieval for any retriever.
+:func:`validate_question` and :data:`MAX_QUESTION_CHARS`, the limits every question meets.
 """
 
 from memory_chains.rag._chain import ANSWER_TAG, ConversationalRAG, RAGAnswer, build_chain
 from memory_chains.rag._fused import aretrieve_queries, fuse_documents, retrieve_queries
 from memory_chains.rag._history import normalise_history, parse_history, render_history
+from memory_chains.rag._validate import MAX_QUESTION_CHARS, validate_question
 
 __all__ = [
     "ANSWER_TAG",
+    "MAX_QUESTION_CHARS",
     "ConversationalRAG",
     "RAGAnswer",
     "aretrieve_queries",
@@ -21,4 +24,5 @@ __all__ = [
     "parse_history",
     "render_history",
     "retrieve_queries",
+    "validate_question",
 ]

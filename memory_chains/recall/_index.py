@@ -462,3 +462,33 @@ class TurnIndex:
             self.store.delete(meta_namespace(user_id), META_KEY)
             self._cache.pop(user_id, None)
         return len(docs)
+
+    def forget_session(self, user_id: str, session: str) -> int:
+        """Delete the user's turns of one session; returns how many.
+
+        The other turns keep their relative order (renumbered without gaps), so new turns
+        still come after them.
+
+        Example:
+            >>> index = TurnIndex()
+            >>> index.add("ann", "a", "hello", session="s1")
+            >>> index.add("ann", "b", "hello again", session="s2")
+            >>> index.forget_session("ann", "s1"), [t.turn_id for t in index.search("ann", "hello")]
+            (1, ['b'])
+        """
+        validate_id(user_id, "user_id")
+        with self._lock:
+            docs = sorted(self.store.list(turns_namespace(user_id)), key=lambda d: d.value["order"])
+            gone = [doc for doc in docs if doc.value.get("session") == session]
+            if not gone:
+                return 0
+            for doc in gone:
+                self.store.delete(doc.namespace, doc.key)
+            kept = [doc for doc in docs if doc.value.get("session") != session]
+            for order, doc in enumerate(kept):
+                if doc.value["order"] != order:
+                    self.store.put(doc.namespace, doc.key, {**doc.value, "order": order})
+            meta = {"count": len(kept), "generation": uuid.uuid4().hex}
+            self.store.put(meta_namespace(user_id), META_KEY, meta)
+            self._cache.pop(user_id, None)
+        return len(gone)

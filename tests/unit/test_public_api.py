@@ -28,6 +28,7 @@ PACKAGES = [
     "memory_chains.rewrite",
     "memory_chains.sessions",
     "memory_chains.stores",
+    "memory_chains.web",
 ]
 
 

@@ -521,3 +521,30 @@ def test_forget_during_an_add_is_not_undone_by_the_cache() -> None:
     embeddings.index = index
     index.add("bob", "new:1", "the weather", speaker="Bob")
     assert [t.turn_id for t in index.search("bob", "diagnosis weather", k=10)] == ["new:1"]
+
+
+def test_forget_session_removes_its_turns_and_keeps_the_others_in_order() -> None:
+    from memory_chains.stores import InMemoryStore
+
+    store = InMemoryStore()
+    index = TurnIndex(store=store)
+    index.add_many(
+        "ann",
+        [
+            Episode("a1", "I adopted a puppy", "Ann", None, "s1"),
+            Episode("b1", "My sister lives in Lyon", "Ann", None, "s2"),
+            Episode("a2", "The puppy is called Luna", "Ann", None, "s1"),
+            Episode("b2", "Lyon is lovely in May", "Ann", None, "s2"),
+        ],
+    )
+    assert index.forget_session("ann", "s1") == 2
+    assert index.forget_session("ann", "s1") == 0
+    assert {t.turn_id for t in index.search("ann", "puppy Lyon", k=10)} == {"b1", "b2"}
+    fresh = TurnIndex(store=store)  # another process: reads the store, not a cache
+    assert {t.turn_id for t in fresh.search("ann", "puppy Lyon", k=10)} == {"b1", "b2"}
+    index.add("ann", "a1", "A new turn may reuse a forgotten id", session="s1")
+    orders = sorted(doc.value["order"] for doc in store.list(("episodes", "ann", "turns")))
+    assert orders == [0, 1, 2]  # renumbered without gaps; the new turn comes last
+    assert store.get(("episodes", "ann", "meta"), "state").value["count"] == 3
+    with pytest.raises(InvalidInputError):
+        index.forget_session("a b", "s1")
