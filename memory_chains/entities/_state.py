@@ -22,7 +22,7 @@ from memory_chains.entities._fold import _words, fold, is_alias, tokens
 from memory_chains.entities._types import Entity, Extraction, Mention, Relation
 from memory_chains.errors import InvalidInputError
 
-__all__ = ["EntityState"]
+__all__ = ["USER_ID", "EntityState"]
 
 SCHEMA_VERSION = 1
 _MAX_TURNS_KEPT = 50
@@ -35,6 +35,11 @@ _NOT_NAMES = frozenset(
         "its he she him her they them this that these those one user utilisateur assistant je tu "
         "nous vous i you we me moi toi"
     )
+)
+# The person chatting: relations may start from them ("USER OWNS ..."); never an entity.
+USER_ID = "user"
+_USER_WORDS = frozenset(
+    _words("user utilisateur utilisatrice je j moi me i myself client cliente customer")
 )
 # Weak types: a more specific type seen later replaces them.
 _WEAK_TYPES = frozenset({"CONCEPT", "UNKNOWN", ""})
@@ -207,7 +212,11 @@ class EntityState:
         return replace(
             self,
             entities=keep,
-            relations=tuple(r for r in self.relations if r.source in ids and r.target in ids),
+            relations=tuple(
+                r
+                for r in self.relations
+                if r.source in (ids | {USER_ID}) and r.target in (ids | {USER_ID})
+            ),
             turns=tuple(tuple(i for i in t if i in ids) for t in self.turns),
         )
 
@@ -301,6 +310,8 @@ def _surface(name: str) -> str:
 
 def _pick(state: EntityState, by_mention: Mapping[str, str], name: str) -> str | None:
     key = fold(name)
+    if key in _USER_WORDS:
+        return USER_ID
     if key in by_mention:
         return by_mention[key]
     found = state.find(name)
