@@ -36,6 +36,13 @@ _LEADING = frozenset(
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
+# Words that make a name an organization's without changing which one ("Bank", "Group").
+_ORG_WORDS = frozenset(
+    _words(
+        "bank banque group groupe inc ltd llc plc gmbh sa sas sarl co company corp "
+        "corporation holdings"
+    )
+)
 # Types whose members are commonly referred to by any single part of their name
 # ("Marie" for "Marie Dupont", "Dupont" too).
 _ANY_PART_TYPES = frozenset({"PERSON"})
@@ -93,6 +100,8 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
         return False
     if entity_type.upper() in _ANY_PART_TYPES:
         return True
+    if a == b[: len(a)] and set(b[len(a) :]) <= _ORG_WORDS:
+        return True  # "Maplestone" names "Maplestone Bank"
     if a == b[:1]:
         return False
     # A lone short word that is not a model token is too weak an anchor ("pro", "air").
