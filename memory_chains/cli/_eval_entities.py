@@ -118,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
         from memory_chains.providers import get_chat_model
 
         model = get_chat_model(max_tokens=256)
-    extractor: Any = rules if args.extractor == "rules" else LLMEntityExtractor(model, patterns=rules)
+    extractor: Any = (
+        rules if args.extractor == "rules" else LLMEntityExtractor(model, patterns=rules)
+    )
 
     def on_dialogue(d: Any, s: Any, tracker: Any) -> None:
         line = (

@@ -96,71 +96,166 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
     # French
     (r"(?:a|a la|a l'|au|aux)", "LOCATION", MEDIUM),
     (r"(?:en|vers|pres de|pres du|depuis|quartier|quartier de|quartier du)", "LOCATION", WEAK),
-    (r"(?:habite a|habite au|vis a|vit a|installe a|installee a|base a|basee a)", "LOCATION",
-     STRONG),
-    (r"(?:agence de|agence d'|succursale de|antenne de|ville de|region de)", "LOCATION", STRONG),
-    (r"(?:chez|client de|cliente de|client chez|cliente chez|travaille chez|travaille pour)",
-     "ORGANIZATION", MEDIUM),
-    (r"(?:la societe|l'entreprise|le cabinet|la marque|le groupe|l'agence|la startup|"
-     r"la banque|l'ecole|le garage|l'editeur|le fournisseur|le transporteur|le prestataire|"
-     r"l'association|le magasin|la boutique|le site)", "ORGANIZATION", STRONG),
-    (r"(?:m|mme|mlle|monsieur|madame|mademoiselle|me|maitre|dr|docteur|pr|professeur)",
-     "PERSON", STRONG),
-    (r"(?:je suis|ici|je m'appelle|c'est|moi c'est|de la part de|demandez|contactez|"
-     r"bonjour|merci|salut|bonsoir|avec)", "PERSON", WEAK),
-    (r"(?:mon|ma|notre|votre) (?:cousin|cousine|fils|fille|frere|soeur|mari|femme|conjoint|"
-     r"conjointe|collegue|conseiller|conseillere|medecin|avocat|avocate|ami|amie|pere|mere|"
-     r"voisin|voisine|fille|enfant|manager|responsable|contact|interlocuteur|interlocutrice)",
-     "PERSON", STRONG),
-    (r"(?:l'offre|l'option|la formule|le forfait|l'abonnement|le pack|la carte|le compte|"
-     r"le contrat|le pret|l'application|l'appli|l'app|le logiciel|la plateforme|le modele|"
-     r"la version|la gamme|le plan|le pass|la box|la bibliotheque|la librairie|le package|"
-     r"le module|le plugin|la console|le kit|la serie)", "PRODUCT", STRONG),
-    (r"(?:j'utilise|utilise|utiliser|installe|installer|install|acheter|achete|souscrire a|"
-     r"souscrit a|commander|louer|telecharger|migrer vers|passer a|passer sur|import|"
-     r"pip install|npm install|avec la lib|using|use|uses|used|with|upgrade to|"
-     r"switch to|bought|buy|subscribe to|download|run|runs|running)", "PRODUCT", WEAK),
-    (r"(?:la loi|le decret|le reglement|le programme|le master|la licence|le diplome|"
-     r"le brevet|la certification|le bootcamp|la formation|le cursus|le parcours|"
-     r"la procedure|le dispositif|le regime|le statut|la bourse|le poste de|poste de|"
-     r"en tant que|comme)", "CONCEPT", STRONG),
+    (
+        r"(?:habite a|habite au|vis a|vit a|installe a|installee a|base a|basee a)",
+        "LOCATION",
+        STRONG,
+    ),
+    (
+        r"(?:agence de|agence d'|succursale de|antenne de|ville de|region de|entrepot de|"
+        r"entrepot d'|site de|site d'|centre de|centre d'|usine de|siege de|magasin de|"
+        r"boutique de|bureau de|bureaux de|campus de|depot de|showroom de|viens de|vient de|"
+        r"originaire de|venant de|arrive de|rentre de|retour de|quartier des|quartier de la)",
+        "LOCATION",
+        STRONG,
+    ),
+    (
+        r"(?:chez|client de|cliente de|client chez|cliente chez|travaille chez|travaille pour)",
+        "ORGANIZATION",
+        MEDIUM,
+    ),
+    (
+        r"(?:la societe|l'entreprise|le cabinet|la marque|le groupe|l'agence|la startup|"
+        r"la banque|l'ecole|le garage|l'editeur|le fournisseur|le transporteur|le prestataire|"
+        r"l'association|le magasin|la boutique|le site)",
+        "ORGANIZATION",
+        STRONG,
+    ),
+    (
+        r"(?:m|mme|mlle|monsieur|madame|mademoiselle|me|maitre|dr|docteur|pr|professeur)"
+        r"(?: le| la| de| du| van| von| ben| el)?",
+        "PERSON",
+        STRONG,
+    ),
+    (
+        r"(?:je suis|ici|je m'appelle|c'est|moi c'est|de la part de|demandez|contactez|"
+        r"bonjour|merci|salut|bonsoir|avec)",
+        "PERSON",
+        WEAK,
+    ),
+    (
+        r"(?:mon|ma|notre|votre|une|un|son|sa) (?:amie|ami|cousin|cousine|fils|fille|frere|soeur|mari|femme|conjoint|"
+        r"conjointe|collegue|conseiller|conseillere|medecin|avocat|avocate|ami|amie|pere|mere|"
+        r"voisin|voisine|fille|enfant|manager|responsable|contact|interlocuteur|interlocutrice)",
+        "PERSON",
+        STRONG,
+    ),
+    (
+        r"(?:l'offre|l'option|la formule|le forfait|l'abonnement|le pack|la carte|le compte|"
+        r"le contrat|le pret|l'application|l'appli|l'app|le logiciel|la plateforme|le modele|"
+        r"la version|la gamme|le plan|le pass|la box|la bibliotheque|la librairie|le package|"
+        r"le module|le plugin|la console|le kit|la serie)",
+        "PRODUCT",
+        STRONG,
+    ),
+    (
+        r"(?:j'utilise|utilise|utiliser|installe|installer|install|acheter|achete|souscrire a|"
+        r"souscrit a|commander|louer|telecharger|migrer vers|passer a|passer sur|import|"
+        r"pip install|npm install|avec la lib|using|use|uses|used|with|upgrade to|"
+        r"switch to|bought|buy|subscribe to|download|run|runs|running)",
+        "PRODUCT",
+        WEAK,
+    ),
+    (
+        r"(?:la loi|le decret|le reglement|le programme|le master|la licence|le diplome|"
+        r"le brevet|la certification|le bootcamp|la formation|le cursus|le parcours|"
+        r"la procedure|le dispositif|le regime|le statut|la bourse|le poste de|poste de|"
+        r"en tant que|comme)",
+        "CONCEPT",
+        STRONG,
+    ),
     # English
     (r"(?:in|near|around|outside|across|from central|downtown)", "LOCATION", MEDIUM),
-    (r"(?:live in|lives in|living in|based in|moving to|move to|moved to|located in|"
-     r"branch in|office in|city of|town of|flat in|house in|apartment in)", "LOCATION", STRONG),
+    (
+        r"(?:to|come from|comes from|i'm from|we're from|visiting|flying to|travel to|"
+        r"travelling to|traveling to|between)",
+        "LOCATION",
+        WEAK,
+    ),
+    (
+        r"(?:live in|lives in|living in|based in|moving to|move to|moved to|located in|"
+        r"branch in|office in|city of|town of|flat in|house in|apartment in)",
+        "LOCATION",
+        STRONG,
+    ),
     (r"(?:at|with|from|by|of|for)", "ORGANIZATION", WEAK),
-    (r"(?:work at|works at|working at|work for|works for|job at|customer of|member of|"
-     r"account at|account with|bank with|banking with|the company|the firm|the agency|"
-     r"the bank|the school|the clinic|the provider|the carrier|the vendor|the store|"
-     r"the shop|the brand|the startup|the team at)", "ORGANIZATION", STRONG),
-    (r"(?:mr|mrs|ms|miss|dr|prof|sir|dame|mx)", "PERSON", STRONG),
-    (r"(?:i'm|i am|this is|my name is|name's|hi|hello|hey|thanks|thank you|dear|ask|ask for|"
-     r"contact|speak to|talk to|call)", "PERSON", WEAK),
-    (r"(?:my|our|your) (?:cousin|son|daughter|brother|sister|husband|wife|partner|colleague|"
-     r"advisor|adviser|doctor|lawyer|friend|father|mother|mom|mum|dad|neighbour|neighbor|"
-     r"manager|boss|landlord|contact|kid|child)", "PERSON", STRONG),
-    (r"(?:the|our|your|my|a|an) (?:plan|card|account|app|package|bundle|tier|model|"
-     r"library|plugin|subscription|offer|pass|policy|range|version|edition)", "PRODUCT",
-     MEDIUM),
-    (r"(?:the|a|an) (?:law|act|programme|program|course|degree|scheme|procedure|role of|"
-     r"position of|title of)", "CONCEPT", STRONG),
+    (
+        r"(?:work at|works at|working at|work for|works for|job at|customer of|member of|"
+        r"account at|account with|bank with|banking with|the company|the firm|the agency|"
+        r"the bank|the school|the clinic|the provider|the carrier|the vendor|the store|"
+        r"the shop|the brand|the startup|the team at)",
+        "ORGANIZATION",
+        STRONG,
+    ),
+    (r"(?:mr|mrs|ms|miss|dr|prof|sir|dame|mx)(?: de| van| von| le| la| o')?", "PERSON", STRONG),
+    (
+        r"(?:i'm|i am|this is|my name is|name's|hi|hello|hey|thanks|thank you|dear|ask|ask for|"
+        r"contact|speak to|talk to|call)",
+        "PERSON",
+        WEAK,
+    ),
+    (
+        r"(?:my|our|your) (?:cousin|son|daughter|brother|sister|husband|wife|partner|colleague|"
+        r"advisor|adviser|doctor|lawyer|friend|father|mother|mom|mum|dad|neighbour|neighbor|"
+        r"manager|boss|landlord|contact|kid|child)",
+        "PERSON",
+        STRONG,
+    ),
+    (
+        r"(?:the|our|your|my|a|an) (?:plan|card|account|app|package|bundle|tier|model|"
+        r"library|plugin|subscription|offer|pass|policy|range|version|edition)",
+        "PRODUCT",
+        MEDIUM,
+    ),
+    (
+        r"(?:the|a|an) (?:law|act|programme|program|course|degree|scheme|procedure|role of|"
+        r"position of|title of)",
+        "CONCEPT",
+        STRONG,
+    ),
     (r"(?:as a|as an|as|role of|position of|title of|job title)", "CONCEPT", WEAK),
 )
 # Words after the name.
 _AFTER: tuple[tuple[str, str, float], ...] = (
-    (r"(?:, )?(?:conseiller|conseillere|gestionnaire|responsable|directeur|directrice|"
-     r"agent|advisor|adviser|manager|consultant|consultante|avocat|avocate|medecin|"
-     r"docteur|recruteur|recruteuse|recruiter|coordinator|coordinatrice|specialist|"
-     r"specialiste|engineer|ingenieur|head|lead|from|de chez|who|qui)", "PERSON", MEDIUM),
-    (r"(?: a dit| m'a dit| said| says| told| recommande| recommends| suggests| wrote|"
-     r" a ecrit| est en conge| is away)", "PERSON", MEDIUM),
-    (r"(?: app| application| appli| plan| card| account| library| package| pass| api| sdk|"
-     r" plugin| subscription| model| range)", "PRODUCT", MEDIUM),
-    (r"(?: branch| office| area| district| neighbourhood| neighborhood| campus| station)",
-     "LOCATION", WEAK),
+    (
+        r"(?:, )?(?:conseiller|conseillere|gestionnaire|responsable|directeur|directrice|"
+        r"agent|advisor|adviser|manager|consultant|consultante|avocat|avocate|medecin|"
+        r"docteur|recruteur|recruteuse|recruiter|coordinator|coordinatrice|specialist|"
+        r"specialiste|engineer|ingenieur|head|lead|from|de chez|who|qui)",
+        "PERSON",
+        MEDIUM,
+    ),
+    (
+        r", (?:notre|votre|mon|ma|son|sa|our|your|my|his|her) [a-z]*(?:rice|eur|euse|iste|"
+        r"ier|iere|ien|ienne|ant|ante|er|or|ist|ere)\b",
+        "PERSON",
+        MEDIUM,
+    ),
+    (
+        r"(?: a dit| m'a dit| said| says| told| recommande| recommends| suggests| wrote|"
+        r" a ecrit| est en conge| is away)",
+        "PERSON",
+        MEDIUM,
+    ),
+    (
+        r"(?: app| application| appli| plan| card| account| library| package| pass| api| sdk|"
+        r" plugin| subscription| model| range)",
+        "PRODUCT",
+        MEDIUM,
+    ),
+    (
+        r"(?: branch| office| area| district| neighbourhood| neighborhood| campus| station|"
+        r" depot| showroom| site| warehouse| hub| location| premises)",
+        "LOCATION",
+        MEDIUM,
+    ),
     (r"(?: inc| ltd| llc| plc| gmbh| sa| sas| sarl| group| groupe)", "ORGANIZATION", STRONG),
-    (r"(?: propose| proposent| offers| offer| sells| vend| vendent| facture| charges|"
-     r" emploie| employs| recrute| hires| is hiring)", "ORGANIZATION", WEAK),
+    (
+        r"(?: propose| proposent| offers| offer| sells| vend| vendent| facture| charges|"
+        r" emploie| employs| recrute| hires| is hiring)",
+        "ORGANIZATION",
+        WEAK,
+    ),
 )
 _BEFORE_RE = [(re.compile(rf"(?:^|[\s(]){p}\s*$"), t, w) for p, t, w in _BEFORE]
 _AFTER_RE = [(re.compile(rf"^{p}\b"), t, w) for p, t, w in _AFTER]
@@ -199,9 +294,11 @@ def name_scores(name: str) -> dict[str, float]:
         elif len(words) > 2 and any(w in heads for w in words[1:-1]):
             add(etype, WEAK)
     if len(words) > 1 and any(w in _PRODUCT_WORDS for w in words[1:]):
-        add("PRODUCT", MEDIUM)
-    if len(words) > 1 and (first in _ROLE_WORDS or first in _SENIORITY) and any(
-        w in _ROLE_WORDS for w in words[1:]
+        add("PRODUCT", MEDIUM + WEAK / 2)
+    if (
+        len(words) > 1
+        and (first in _ROLE_WORDS or first in _SENIORITY)
+        and any(w in _ROLE_WORDS for w in words[1:])
     ):
         add("CONCEPT", STRONG)
     raw = name.strip()

@@ -72,6 +72,13 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(folded.split()) if folded else ()
 
 
+def _singular(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Words without a plural -s ("Cartes Ambassadeur" names "Carte Ambassadeur")."""
+    return tuple(
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words
+    )
+
+
 def is_alias(short: str, long: str, entity_type: str = "") -> bool:
     """Whether ``short`` can name the entity called ``long``.
 
@@ -89,7 +96,7 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
         >>> is_alias("Marie", "Marie Dupont", "PERSON"), is_alias("XPS 13", "Dell XPS 15")
         (True, False)
     """
-    a, b = tokens(short), tokens(long)
+    a, b = _singular(tokens(short)), _singular(tokens(long))
     if not a or not b:
         return False
     if a == b:

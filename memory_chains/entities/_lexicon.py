@@ -130,7 +130,9 @@ _DAYS = "|".join(
 )
 
 _TIME = r"(?:\d{1,2}\s?h(?:\s?\d{2})?|\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})"
-_TIME_STRICT = r"(?:\d{1,2}h\d{2}|\d{1,2}h(?=\s|$|[.,;!?])|\d{1,2}(?::\d{2})?\s?(?:am|pm)|\d{1,2}:\d{2})"
+_TIME_STRICT = (
+    r"(?:\d{1,2}h\d{2}|\d{1,2}h(?=\s|$|[.,;!?])|\d{1,2}(?::\d{2})?\s?(?:am|pm)|\d{1,2}:\d{2})"
+)
 _ZONE = r"(?-i:(?:\s+(?:CET|CEST|GMT|UTC|BST|EST|PST|ET|PT)\b)?)"
 _TIME_RANGE = rf"(?:\s+(?:de|from|entre|between)\s+{_TIME}\s+(?:à|to|et|and|-)\s+{_TIME}{_ZONE})"
 _TIME_AT = rf"(?:,?\s+(?:à|at|vers|around)\s+{_TIME}{_ZONE})"
@@ -196,6 +198,9 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             rf"(?:{_MONTHS_FR}|{_MONTHS_EN})(?:\s+\d{{4}})?\b)"
             rf"|(?i:\b(?:l'|l’)?(?:été|hiver|printemps|automne|summer|winter|spring|autumn|fall)"
             r"\s+\d{4}\b)"
+            r"|\b(?:Black Friday|Cyber Monday|Noël|Christmas(?: Eve| Day)?|Pâques|Easter|"
+            r"Toussaint|Nouvel An|New Year(?:'s (?:Day|Eve))?|Thanksgiving|Halloween|"
+            r"Saint-Valentin|Valentine's Day|Ramadan|Aïd|Hanukkah|Diwali)\b"
             r"|(?i:\b(?:premier|deuxième|second|troisième|quatrième|first|second|third|fourth)"
             r"\s+(?:trimestre|semestre|quarter)\s+(?:de\s+)?\d{4}\b)"
             rf"|(?i:\b(?:{_DAYS})(?:\s+(?:matin|soir|après-midi|morning|afternoon|evening))?"
@@ -211,9 +216,11 @@ _MODEL_TOKEN = (
     r"(?:[A-Z][\w+-]*|[a-z]?\d[\w+-]*|[a-z]+\d[\w-]*|Pro|Max|Ultra|Plus|Mini|Air|Carbon|Lite)"
 )
 PRODUCT_RE = re.compile(
-    rf"\b(?:(?:{_BRAND_RE})\s+)?(?:{_LINE_RE})(?:\s+{_MODEL_TOKEN}){{0,3}}"
+    rf"\b(?:(?:{_BRAND_RE})\s+)?(?:{_LINE_RE})(?!\w)(?:\s+{_MODEL_TOKEN}){{0,3}}"
     rf"|\b(?:{_BRAND_RE})(?:\s+{_MODEL_TOKEN}){{1,3}}"
     r"|\b[A-Z][a-zA-Z.]+\s+(?:[A-Z]{0,3}\d{1,4}(?:\.\d+)*[a-zA-Z]{0,3})(?:\s+(?:Pro|Max|Ultra|Plus|Mini|Lite))?\b"
+    r"(?!\s*(?:/|%|°|days?|jours?|ans?|years?|mois|months?|weeks?|semaines?|h\b|heures?|hours?|"
+    r"minutes?|min\b|km|kg|m²|m2|points?|pts?|places?|personnes?|people|ppl))"
 )
 # Street addresses: "7 montée de la Grande-Côte", "rue Kéréon", "112 Curtain Road".
 _STREETS_FR = (
@@ -244,7 +251,7 @@ CODE_RE = re.compile(
 )
 # Right after these, a lower-case word is a package name ("pip install httpx").
 INSTALL_RE = re.compile(
-    r"(?i)\b(?:pip install|npm install|yarn add|poetry add|import|from|gem install|cargo add)\s+"
+    r"(?i)\b(?:pip install|npm install|npm i|yarn add|poetry add|gem install|cargo add|go get)\s+"
     r"(?P<v>[a-z][\w.-]*[a-z0-9])"
 )
 CAPS_RE = re.compile(
@@ -277,7 +284,9 @@ STOP_CAPS = frozenset(
         "Absolutely Exactly Sounds Got Noted Note Keep Bring Check Send Remember Yep Nope "
         "Cool Awesome Congrats Welcome Bienvenue Félicitations Avec Sans Selon Comme Grâce "
         "Côté Niveau Question Pour Parce Lorsque Quand Si Depuis Pendant During Since After "
-        "Before Between Until Per For With Without From Into Both Each Every Any Some All"
+        "Before Between Until Per For With Without From Into Both Each Every Any Some All "
+        "Chez Au Aux À Du De Près Via Par Sauf Sous Dès Contre Through Near In On To By Of "
+        "Off Over Under Like Unlike Regarding Concerning Ici Voilà Voila"
     )
 )
 # Acronyms of everyday language, not names.

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from memory_chains._folding import fold as fold_text
 from memory_chains.entities._evidence import NAME_HEADS
 from memory_chains.entities._fold import tokens
-from memory_chains.entities._types import Mention, RelationMention
+from memory_chains.entities._types import Entity, Mention, RelationMention
 
-__all__ = ["rule_relations"]
+__all__ = ["fits", "implied_relations", "rule_relations"]
 
 USER = "USER"
 _Rel = Callable[[str, str, str], None]
@@ -69,7 +69,7 @@ _USER_PLACE = _cue(
 )
 _USER_OWNS = _cue(
     r"mon|ma|mes|my|notre|nos|our|j'ai|i have|i've got|i own|i bought|j'ai achete|je possede|"
-    r"i'm on|je suis sur|i use|j'utilise|nous utilisons|we use|we're on|abonne\w* a|"
+    r"i'm on|je suis sur|we're on|abonne\w* a|"
     r"subscribed to|client\w* (?:de|chez)"
 )
 _ASSISTANT_OWNS = _cue(r"votre|vos|your")
@@ -86,10 +86,19 @@ _INTERESTED = _cue(
     r"considering|thinking about|curious about|infos? sur|renseignements? sur|"
     r"intrigued by|keen on|inscri\w*|sign up|enrol\w*|apply|postuler|candidater|book|reserver"
 )
+_PREFERS_AFTER = re.compile(
+    r"^\W*(?:then\b|alors\b|ca me va|me va|me convient|suits me|works for me|sounds good|"
+    r"it is|it's|c'est mieux|c'est bon|for me|pour moi|est mon choix|is my choice)"
+)
+_INTERESTED_AFTER = re.compile(
+    r"^\W*(?:m'interesse|nous interesse|me tente|m'attire|looks interesting|sounds interesting|"
+    r"interests me|appeals to me|looks good|me plait|a l'air bien)"
+)
 _COMPARE = _cue(
     r"compar\w*|vs\.?|versus|ou|or|entre|between|plutot que|rather than|contre|against|"
     r"difference|mieux|better|cheaper|moins cher|plus cher|instead of|au lieu de|ou bien"
 )
+_JOINED = re.compile(r"^\W*(?:et|and|avec|with|,)(?:\W+(?:le|la|les|l'|the|un|une|a|an))?\W*$")
 _MADE = _cue(r"de|d'|du|by|from|of|chez|par|signe\w*|propose\w*|offers?|made by|developpe\w*")
 _ORG_HEADS = NAME_HEADS["ORGANIZATION"]
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
@@ -145,13 +154,13 @@ def rule_relations(text: str, mentions: Sequence[Mention]) -> tuple[RelationMent
     for sentence in _SENTENCE.finditer(text):
         inside = [s for s in spots if sentence.start() <= s.start < sentence.end()]
         by_user = assistant_at < 0 or sentence.start() < assistant_at
-        _pairs(text, inside, rel)
+        _pairs(text, sentence.start(), inside, rel)
         _from_user(text, sentence.start(), inside, by_user, rel)
     _made_by(mentions, rel)
     return tuple(out)
 
 
-def _pairs(text: str, inside: Sequence[_Spot], rel: _Rel) -> None:
+def _pairs(text: str, start: int, inside: Sequence[_Spot], rel: _Rel) -> None:
     for i, a in enumerate(inside):
         for b in inside[i + 1 : i + 4]:
             gap = _between(text, a, b)
@@ -160,32 +169,35 @@ def _pairs(text: str, inside: Sequence[_Spot], rel: _Rel) -> None:
             ta, tb = a.mention.type, b.mention.type
             if ta == "PERSON" and tb == "ORGANIZATION" and _WORK.search(gap):
                 rel(a.mention.name, "WORKS_AT", b.mention.name)
-            elif tb == "LOCATION" and ta in _PLACED and len(gap) <= 25 and (
-                _NEAR_PLACE.search(gap) or gap.strip() in (",", "(", "-")
-            ):
-                kind = "LOCATED_IN"
-                if ta == "LOCATION" and not _is_street(a.mention) and _DISTRICT.search(
-                    fold_text(text[max(0, a.start - 20) : b.start])
-                ):
-                    kind = "PART_OF"
-                rel(a.mention.name, kind, b.mention.name)
             elif (
-                ta == "LOCATION"
-                and tb == "LOCATION"
-                and _is_street(b.mention)
-                and not _is_street(a.mention)
-                and gap.strip() in (",", "")
+                tb == "LOCATION"
+                and ta in _PLACED
+                and len(gap) <= 25
+                and (_NEAR_PLACE.search(gap) or gap.strip() in (",", "(", "-"))
             ):
-                rel(b.mention.name, "LOCATED_IN", a.mention.name)  # "Quimper, rue Kéréon"
-            elif ta == tb and ta != "PERSON" and _COMPARE.search(gap) and len(gap) <= 30:
-                rel(a.mention.name, "COMPARES_TO", b.mention.name)
+                if ta != "LOCATION":
+                    rel(a.mention.name, "LOCATED_IN", b.mention.name)
+                    continue
+                inner, outer = a, b
+                if _is_street(b.mention) and not _is_street(a.mention):
+                    inner, outer = b, a  # "Quimper, rue Kéréon"
+                elif _DISTRICT.search(gap):
+                    inner, outer = b, a  # "Berlin, dans le quartier de Kreuzberg"
+                street = _is_street(inner.mention)
+                rel(inner.mention.name, "LOCATED_IN" if street else "PART_OF", outer.mention.name)
+            elif ta == tb and ta in _THINGS and len(gap) <= 30 and (
+                _COMPARE.search(gap)
+                or (
+                    _JOINED.match(gap)
+                    and _COMPARE.search(fold_text(text[start : a.start].replace("’", "'")))
+                )
+            ):
+                rel(a.mention.name, "COMPARES_TO", b.mention.name)  # "entre X et Y"
             elif ta == "PRODUCT" and tb == "ORGANIZATION" and len(gap) <= 12 and _MADE.search(gap):
                 rel(a.mention.name, "MADE_BY", b.mention.name)
 
 
-def _from_user(
-    text: str, offset: int, inside: Sequence[_Spot], by_user: bool, rel: _Rel
-) -> None:
+def _from_user(text: str, offset: int, inside: Sequence[_Spot], by_user: bool, rel: _Rel) -> None:
     last = offset
     for s in inside:
         before = fold_text(text[max(last, s.start - 40) : s.start].replace("’", "'"))
@@ -197,27 +209,92 @@ def _from_user(
             or (not by_user and _ASSISTANT_OWNS.search(before[-12:]))
         ):
             rel(USER, "OWNS", s.mention.name)
-        elif by_user and kind != "PERSON" and _PREFERS.search(before) and not _NEGATED.search(
-            before[-25:]
+        elif (
+            by_user
+            and kind != "PERSON"
+            and _PREFERS.search(before)
+            and not _NEGATED.search(before[-25:])
         ):
             rel(USER, "PREFERS", s.mention.name)
         elif by_user and kind in ("PRODUCT", "CONCEPT") and _INTERESTED.search(before):
             rel(USER, "INTERESTED_IN", s.mention.name)
+        elif by_user and kind != "PERSON":
+            after = fold_text(text[s.end : s.end + 25].replace("’", "'"))
+            if _PREFERS_AFTER.match(after):
+                rel(USER, "PREFERS", s.mention.name)
+            elif kind in ("PRODUCT", "CONCEPT") and _INTERESTED_AFTER.match(after):
+                rel(USER, "INTERESTED_IN", s.mention.name)
         last = s.end
 
 
-def _made_by(mentions: Sequence[Mention], rel: _Rel) -> None:
-    orgs = [m for m in mentions if m.type == "ORGANIZATION"]
-    products = [m for m in mentions if m.type == "PRODUCT"]
-    ranges = [m for m in products if tokens(m.name)[:1] and tokens(m.name)[0] in _RANGES]
-    for p in products:
-        words = set(tokens(p.name))
-        for r in ranges:
-            if r is not p and _distinctive(r.name) - _RANGES & words:
-                rel(p.name, "PART_OF", r.name)
-        for o in orgs:
-            if _distinctive(o.name) & words and tokens(o.name) != tokens(p.name):
-                rel(p.name, "MADE_BY", o.name)
+def _named(items: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``(key, kind, key)`` relations implied by names, over ``(key, name, type)`` items."""
+    out: list[tuple[str, str, str]] = []
+    orgs = [(k, n) for k, n, t in items if t == "ORGANIZATION"]
+    products = [(k, n) for k, n, t in items if t == "PRODUCT"]
+    ranges = [(k, n) for k, n in products if tokens(n)[:1] and tokens(n)[0] in _RANGES]
+    for key, name in products:
+        words = set(tokens(name))
+        for rkey, rname in ranges:
+            if rkey != key and _distinctive(rname) - _RANGES & words:
+                out.append((key, "PART_OF", rkey))
+        for okey, oname in orgs:
+            if _distinctive(oname) & words and tokens(oname) != tokens(name):
+                out.append((key, "MADE_BY", okey))
                 break
+    return out
 
 
+def _made_by(mentions: Sequence[Mention], rel: _Rel) -> None:
+    for source, kind, target in _named([(m.name, m.name, m.type) for m in mentions]):
+        rel(source, kind, target)
+
+
+def implied_relations(entities: Sequence[Entity]) -> list[tuple[str, str, str]]:
+    """Relations that names imply, whichever turns they came from, by entity id: a product
+    named after an organization is made by it ("Maplestone Flex Card", "Maplestone Bank"),
+    a product named after a range is part of it ("Orthalis Teen", "gamme Orthalis").
+
+    Example:
+        >>> from memory_chains.entities._types import Entity
+        >>> implied_relations([Entity("e1", "Maplestone Bank", "ORGANIZATION"),
+        ...                    Entity("e2", "Maplestone Flex Card", "PRODUCT")])
+        [('e2', 'MADE_BY', 'e1')]
+    """
+    return _named([(e.id, e.name, e.type) for e in entities])
+
+
+_ENDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "WORKS_AT": (frozenset({"PERSON"}), frozenset({"ORGANIZATION"})),
+    "LOCATED_IN": (
+        frozenset({"ORGANIZATION", "LOCATION", "PERSON", USER, "PRODUCT"}),
+        frozenset({"LOCATION"}),
+    ),
+    "OWNS": (frozenset({USER, "PERSON", "ORGANIZATION"}), frozenset({"PRODUCT"})),
+    "MADE_BY": (frozenset({"PRODUCT"}), frozenset({"ORGANIZATION"})),
+    "PREFERS": (frozenset({USER}), _THINGS),
+    "INTERESTED_IN": (frozenset({USER}), _THINGS),
+}
+
+
+def fits(kind: str, source_type: str, target_type: str) -> bool:
+    """Whether a relation kind may join ends of these types ("" = unknown: allowed).
+
+    Example:
+        >>> fits("WORKS_AT", "PERSON", "ORGANIZATION"), fits("PREFERS", "PERSON", "PRODUCT")
+        (True, False)
+    """
+    if kind == "COMPARES_TO":
+        return (
+            not source_type
+            or not target_type
+            or (source_type == target_type and source_type in _THINGS)
+        )
+    if kind == "PART_OF":
+        return not source_type or not target_type or source_type == target_type
+    ends = _ENDS.get(kind)
+    if ends is None:
+        return True  # a kind of the application's own
+    return (not source_type or source_type in ends[0]) and (
+        not target_type or target_type in ends[1]
+    )

@@ -27,7 +27,7 @@ from typing import Any
 
 from memory_chains.entities import _lexicon as lx
 from memory_chains.entities._evidence import MEDIUM, best_type, type_evidence
-from memory_chains.entities._fold import fold
+from memory_chains.entities._fold import fold, is_alias, tokens
 from memory_chains.entities._relrules import rule_relations
 from memory_chains.entities._types import Extraction, Mention
 
@@ -110,9 +110,21 @@ class RuleEntityExtractor:
             found.append((start, end, name, etype))
 
         self._patterns(text, add)
+        caps = [(m.start(), m.end()) for m in lx.CAPS_RE.finditer(text)]
         for name in known:
             if len(fold(name)) >= 3:
                 for m in re.finditer(rf"(?i)(?<!\w){re.escape(name)}(?!\w)", text):
+                    if (
+                        any(
+                            s <= m.start()
+                            and m.end() <= e
+                            and e - s > len(name) + 1
+                            and not text[s:e].startswith(m.group(0)[:1].upper() + "'")
+                            for s, e in caps
+                        )
+                        and m.group(0)[:1].isupper()
+                    ):
+                        continue  # part of a longer name ("Keystone Shield Silver PPO")
                     add(m.start(), m.end(), m.group(0), "")
         for m in lx.SKILL_RE.finditer(text):
             add(m.start(), m.end(), m.group(0), "SKILL")
@@ -123,7 +135,8 @@ class RuleEntityExtractor:
         known_tokens = {w for n in known for w in fold(n).split() if len(w) >= 3}
         evidence_types = [t for t in _EVIDENCE_TYPES if _map_type(t, allowed)]
         for m in lx.CAPS_RE.finditer(text):
-            self._caps(text, m, spacy_types, add, known_tokens, evidence_types)
+            self._caps(text, m, spacy_types, add, known, known_tokens, evidence_types)
+        found = _people_by_part(found)
 
         found.sort()
         mentions: list[Mention] = []
@@ -184,11 +197,16 @@ class RuleEntityExtractor:
         m: re.Match[str],
         spacy_types: dict[str, str],
         add: _Add,
+        known: Sequence[str],
         known_tokens: set[str],
         evidence_types: Sequence[str],
     ) -> None:
         words = m.group(0).split()
         start = m.start()
+        if words and re.match(r"^[LD]['’]\w", words[0]):
+            if not words[0][2].isupper():
+                return  # "L'opposition": an elided article at the start of a sentence
+            words[0] = words[0][2:]  # "L'Intensive Été"
         # Drop capitalised sentence starters and function words at the front.
         while words and fold(words[0]) in lx.STOP_CAPS:
             start = text.index(words[0], start) + len(words[0])
@@ -200,7 +218,9 @@ class RuleEntityExtractor:
         name = " ".join(words).rstrip("'’")
         start = text.index(words[0], start)
         key = fold(name)
-        if len(words) == 1 and key in known_tokens:
+        if (len(words) == 1 and key in known_tokens) or any(
+            len(tokens(name)) < len(tokens(k)) and is_alias(name, k) for k in known
+        ):
             add(start, start + len(name), name, "")  # part of a known name: same entity
             return
         if len(key) < 3 or (len(words) == 1 and name in lx.COMMON_ACRONYMS):
@@ -221,6 +241,16 @@ class RuleEntityExtractor:
             if label:
                 out[fold(ent.text)] = label
         return out
+
+
+def _people_by_part(found: list[tuple[int, int, str, str]]) -> list[tuple[int, int, str, str]]:
+    """A single word that is part of a person's name in the same turn is that person."""
+    parts = {w for _, _, n, t in found if t == "PERSON" for w in fold(n).split()[1:] or ()}
+    parts |= {fold(n).split()[0] for _, _, n, t in found if t == "PERSON" and " " in n}
+    return [
+        (s, e, n, "PERSON" if t and " " not in n.strip() and fold(n) in parts else t)
+        for s, e, n, t in found
+    ]
 
 
 def _default_type(words: Sequence[str], name: str) -> str:

@@ -187,6 +187,28 @@ class EntityState:
         turns = (*self.turns, tuple(seen_now))[-_MAX_TURNS_KEPT:]
         return EntityState(tuple(entities), tuple(relations), turns, turn, next_id)
 
+    def with_relations(
+        self, relations: Iterable[tuple[str, str, str]], *, now: float
+    ) -> EntityState:
+        """A new state with these ``(source id, kind, target id)`` relations added when new
+        (no turn is counted; relations already known are left as they are).
+
+        Example:
+            >>> from memory_chains.entities._types import Extraction, Mention
+            >>> s = EntityState().merge(Extraction((Mention("A", "PRODUCT"),
+            ...     Mention("B", "ORGANIZATION"))), now=0)
+            >>> [r.kind for r in s.with_relations([("e1", "MADE_BY", "e2")], now=0).relations]
+            ['MADE_BY']
+        """
+        known = {(r.source, r.kind, r.target) for r in self.relations}
+        ids = {e.id for e in self.entities} | {USER_ID}
+        added = [
+            Relation(src, kind, dst, first_seen=now, last_seen=now)
+            for src, kind, dst in dict.fromkeys(relations)
+            if (src, kind, dst) not in known and src in ids and dst in ids and src != dst
+        ]
+        return replace(self, relations=(*self.relations, *added)) if added else self
+
     def expire(self, *, now: float, ttl: float | None) -> EntityState:
         """A new state without the entities not mentioned for more than ``ttl`` seconds."""
         if ttl is None:

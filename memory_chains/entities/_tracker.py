@@ -33,6 +33,7 @@ from memory_chains.entities._context import (
     rank,
     render_context,
 )
+from memory_chains.entities._relrules import implied_relations
 from memory_chains.entities._resolve import resolve as _resolve
 from memory_chains.entities._state import USER_ID, EntityState
 from memory_chains.entities._types import Entity, Extraction, resolve_types
@@ -202,7 +203,9 @@ class EntityTracker:
     def _apply(self, extraction: Extraction) -> TurnReport:
         with self._lock:
             before = self.state
-            after = before.merge(extraction, now=self.clock(), types=self.types)
+            now = self.clock()
+            after = before.merge(extraction, now=now, types=self.types)
+            after = after.with_relations(implied_relations(after.entities), now=now)
             self._state = after
             try:
                 self._save()

@@ -56,10 +56,11 @@ def test_compare_langchain_counts_its_calls(tmp_path):
     assert out["tp"] == 1 and out["fn"] == 1
 
 
-def test_eval_entities_packaged_heldout_set(capsys):
-    """The held-out set: 16 dialogues, French and English, four domains, its own names."""
-    assert main(["eval", "entities", "--set", "heldout", "--extractor", "rules", "--json"]) == 0
+def test_eval_entities_packaged_legacy_heldout_set(capsys):
+    """The older held-out set: 16 dialogues, French and English, four domains."""
+    args = ["eval", "entities", "--set", "legacy-heldout", "--extractor", "rules", "--json"]
+    assert main([*args, "--spacy", "off"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["dataset"].endswith("entities_heldout.jsonl")
+    assert result["dataset"].endswith("entities/legacy_heldout.jsonl")
     assert result["dialogues"] == 16 and result["llm_calls_per_turn"] == 0.0
     assert {"PERSON", "PRODUCT", "LOCATION", "TICKET_ID", "SKILL"} <= set(result["types"])
