@@ -110,6 +110,8 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
     if a == b[: len(a)] and set(b[len(a) :]) <= _ORG_WORDS:
         return True  # "Maplestone" names "Maplestone Bank"
     if a == b[:1]:
-        return False
+        # A brand is not its product ("Dell", "Dell XPS 15"), but an organization is
+        # called by its first word ("Quillmark" for "Quillmark Analytics").
+        return entity_type.upper() == "ORGANIZATION" and len(a[0]) >= 4
     # A lone short word that is not a model token is too weak an anchor ("pro", "air").
     return not (len(a) == 1 and len(a[0]) < 3 and not any(ch.isdigit() for ch in a[0]))

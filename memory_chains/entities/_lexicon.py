@@ -255,7 +255,7 @@ INSTALL_RE = re.compile(
     r"(?P<v>[a-z][\w.-]*[a-z0-9])"
 )
 CAPS_RE = re.compile(
-    r"\b[A-ZÀ-Ý][\w'’-]*(?:\s+(?:de\s+|du\s+|des\s+|la\s+|of\s+)?[A-ZÀ-Ý][\w'’-]*)*"
+    r"\b[A-ZÀ-Ý][\w'’-]*(?:\s+(?:de\s+|du\s+|des\s+|la\s+|of\s+|&\s+)?[A-ZÀ-Ý][\w'’-]*)*"
 )
 SKILL_RE = re.compile(
     r"(?<![\w+#])(?:"

@@ -183,8 +183,10 @@ def _pairs(text: str, start: int, inside: Sequence[_Spot], rel: _Rel) -> None:
                     inner, outer = b, a  # "Quimper, rue Kéréon"
                 elif _DISTRICT.search(gap):
                     inner, outer = b, a  # "Berlin, dans le quartier de Kreuzberg"
-                street = _is_street(inner.mention)
-                rel(inner.mention.name, "LOCATED_IN" if street else "PART_OF", outer.mention.name)
+                # A district is one name ("Headingley, Leeds"); a street or building is in.
+                district = not _is_street(inner.mention) and len(tokens(inner.mention.name)) == 1
+                kind = "PART_OF" if district else "LOCATED_IN"
+                rel(inner.mention.name, kind, outer.mention.name)
             elif ta == tb and ta in _THINGS and len(gap) <= 30 and (
                 _COMPARE.search(gap)
                 or (

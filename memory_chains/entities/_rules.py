@@ -65,7 +65,24 @@ def rule_type_scores(
         vote("PERSON")
     if spacy_types and key in spacy_types:
         vote(spacy_types[key])
+    if not scores:
+        # "Ranelagh and Stoneybatter": a name coordinated with another shares its type.
+        for other in _coordinated(text, name):
+            for etype, weight in type_evidence(text, other).items():
+                scores[etype] = scores.get(etype, 0.0) + weight / 2
     return scores
+
+
+_CAP_NAME = r"[A-ZÀ-Ý][\w'’-]*(?:\s+[A-ZÀ-Ý][\w'’-]*)*"
+_AND = r"\s*(?:,|\bet\b|\band\b|\bou\b|\bor\b)\s*(?:(?:le|la|les|l'|the)\s+)?"
+
+
+def _coordinated(text: str, name: str) -> list[str]:
+    """Capitalised names joined to ``name`` by "et", "and", "ou", "or" or a comma."""
+    escaped = re.escape(name)
+    before = re.findall(rf"({_CAP_NAME}){_AND}{escaped}(?!\w)", text)
+    after = re.findall(rf"(?<!\w){escaped}{_AND}({_CAP_NAME})", text)
+    return [n for n in (*before, *after) if fold(n) not in lx.STOP_CAPS][:2]
 
 
 class RuleEntityExtractor:
@@ -147,7 +164,14 @@ class RuleEntityExtractor:
             if mapped or etype == "KNOWN":
                 mentions.append(Mention(name, mapped or "", {}))
         mentions = _attach_attributes(text, mentions)
-        return Extraction(tuple(mentions), rule_relations(text, mentions), model_calls=0)
+        # A known name comes back untyped (the memory has its type); relations need one.
+        typed = [
+            m
+            if m.type
+            else Mention(m.name, best_type(rule_type_scores(text, m.name), evidence_types))
+            for m in mentions
+        ]
+        return Extraction(tuple(mentions), rule_relations(text, typed), model_calls=0)
 
     def type_scores(self, text: str, name: str) -> dict[str, float]:
         """The evidence this extractor has for each type of ``name`` in ``text``."""
@@ -215,7 +239,7 @@ class RuleEntityExtractor:
             words = words[:-1]
         if not words:
             return
-        name = " ".join(words).rstrip("'’")
+        name = re.sub(r"['’]s$", "", " ".join(words)).rstrip("'’")  # "Quillmark's"
         start = text.index(words[0], start)
         key = fold(name)
         if (len(words) == 1 and key in known_tokens) or any(
