@@ -72,7 +72,7 @@ _USER_OWNS = _cue(
     r"i'm on|je suis sur|we're on|abonne\w* a|"
     r"subscribed to|client\w* (?:de|chez)"
 )
-_ASSISTANT_OWNS = _cue(r"votre|vos|your")
+_YOUR = re.compile(r"(?:^|\W)(?:votre|vos|your)(?:\s+[\w'-]+){0,2}\s*$")
 _PREFERS = _cue(
     r"je prefere|on prefere|nous preferons|je prends|je choisis|je vais prendre|je pars sur|"
     r"on part sur|va pour|i prefer|i'd prefer|we prefer|i'll take|i'll go with|let's go with|"
@@ -156,8 +156,65 @@ def rule_relations(text: str, mentions: Sequence[Mention]) -> tuple[RelationMent
         by_user = assistant_at < 0 or sentence.start() < assistant_at
         _pairs(text, sentence.start(), inside, rel)
         _from_user(text, sentence.start(), inside, by_user, rel)
+    if assistant_at >= 0:
+        _for_the_house(text, [s for s in spots if s.start > assistant_at], rel)
     _made_by(mentions, rel)
     return tuple(out)
+
+
+# The assistant speaking for its organization: "Chez Linguaverse, nous…", "At X we…".
+_HOUSE_BEFORE = re.compile(
+    r"(?:^|\W)(?:chez|ici|at|here at|welcome to|bienvenue chez|bienvenue a|de la part de|"
+    r"au nom de|on behalf of|pour)\W*$"
+)
+_HOUSE_AFTER = re.compile(r"^\W*(?:,\s*)?(?:nous|on|we|our|notre|nos|vous propose|offers?)\b")
+# People the assistant introduces as its own: "ici Nadia", "ma collègue Keiko", "I'm Sam".
+_STAFF_BEFORE = re.compile(
+    r"(?:^|\W)(?:je suis|ici|moi c'est|je m'appelle|i'm|i am|this is|my name is|"
+    r"(?:mon|ma|notre|nos|my|our) (?:collegue|colleague|conseill\w+|advis[eo]r|"
+    r"specialist\w*|specialiste|expert\w*|agent|manager|responsable|gestionnaire|"
+    r"mediat\w+|formateur|formatrice|professeure?|teacher|tutor|recrut\w+|recruiter|"
+    r"coordinat\w+|technicien\w*|technician|mecanicien\w*|mechanic|dentist\w*|"
+    r"medecin|doctor|physio\w*|avocat\w*|lawyer|solicitor|notaire|directeur|directrice|"
+    r"director|head of \w+|team|equipe|charge\w* de \w+))\W*$"
+)
+# Sites of the house: "notre entrepôt de Bondoufle", "our Stockport depot".
+_SITE_BEFORE = re.compile(
+    r"(?:notre|nos|our) (?:entrepot|site|agence|showroom|depot|bureau|bureaux|office|"
+    r"branch|campus|centre|center|magasin|boutique|store|atelier|garage|clinique|clinic|"
+    r"cabinet|siege|headquarters|hq|usine|plant|warehouse|hub)s?\W+(?:de |d'|du |in |at |a )?$"
+)
+_SITE_AFTER = re.compile(
+    r"^\W*(?:entrepot|site|agence|showroom|depot|office|branch|campus|centre|center|"
+    r"store|warehouse|hub|clinic|garage)\b"
+)
+
+
+def _for_the_house(text: str, spots: Sequence[_Spot], rel: _Rel) -> None:
+    """Staff and sites of the organization the assistant speaks for in this turn."""
+    house = ""
+    for s in spots:
+        if s.mention.type != "ORGANIZATION":
+            continue
+        before = fold_text(text[max(0, s.start - 20) : s.start].replace("’", "'"))
+        after = fold_text(text[s.end : s.end + 20].replace("’", "'"))
+        if _HOUSE_BEFORE.search(before) and (_HOUSE_AFTER.match(after) or "chez" in before):
+            house = s.mention.name
+            break
+    if not house:
+        return
+    for s in spots:
+        before = fold_text(text[max(0, s.start - 40) : s.start].replace("’", "'"))
+        if s.mention.type == "PERSON" and _STAFF_BEFORE.search(before):
+            rel(s.mention.name, "WORKS_AT", house)
+        elif s.mention.type == "LOCATION" and (
+            _SITE_BEFORE.search(before)
+            or (
+                re.search(r"(?:notre|nos|our)\W*$", before)
+                and _SITE_AFTER.match(fold_text(text[s.end : s.end + 15]))
+            )
+        ):
+            rel(house, "LOCATED_IN", s.mention.name)
 
 
 def _pairs(text: str, start: int, inside: Sequence[_Spot], rel: _Rel) -> None:
@@ -208,7 +265,7 @@ def _from_user(text: str, offset: int, inside: Sequence[_Spot], by_user: bool, r
             rel(USER, "LOCATED_IN", s.mention.name)
         elif kind == "PRODUCT" and (
             (by_user and _USER_OWNS.search(before[-20:]))
-            or (not by_user and _ASSISTANT_OWNS.search(before[-12:]))
+            or (not by_user and _YOUR.search(before))
         ):
             rel(USER, "OWNS", s.mention.name)
         elif (
