@@ -65,8 +65,9 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--spacy",
         choices=("auto", "on", "off"),
-        default="auto",
-        help="the rules' spaCy French pipeline (the nlp extra): auto uses it when installed",
+        default="off",
+        help="the rules' spaCy French pipeline vote (the nlp extra): off (default), on, or "
+        "auto (when installed)",
     )
     parser.add_argument("--limit", type=int, default=0, help="only the first N dialogues")
     parser.add_argument(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from memory_chains._folding import fold as fold_text
+from memory_chains.entities._evidence import NAME_HEADS
 
 __all__ = ["fold", "is_alias", "tokens"]
 
@@ -37,12 +38,7 @@ _LEADING = frozenset(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Words that make a name an organization's without changing which one ("Bank", "Group").
-_ORG_WORDS = frozenset(
-    _words(
-        "bank banque group groupe inc ltd llc plc gmbh sa sas sarl co company corp "
-        "corporation holdings"
-    )
-)
+_ORG_WORDS = NAME_HEADS["ORGANIZATION"] | frozenset(_words("corp corporation"))
 # Types whose members are commonly referred to by any single part of their name
 # ("Marie" for "Marie Dupont", "Dupont" too).
 _ANY_PART_TYPES = frozenset({"PERSON"})
@@ -108,10 +104,10 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
     if entity_type.upper() in _ANY_PART_TYPES:
         return True
     if a == b[: len(a)] and set(b[len(a) :]) <= _ORG_WORDS:
-        return True  # "Maplestone" names "Maplestone Bank"
+        # "Maplestone" names "Maplestone Bank", "Quillmark" "Quillmark Analytics"; "Marie"
+        # does not name "Marie Curie Institute", nor "Dell" "Dell XPS 15".
+        return True
     if a == b[:1]:
-        # A brand is not its product ("Dell", "Dell XPS 15"), but an organization is
-        # called by its first word ("Quillmark" for "Quillmark Analytics").
-        return entity_type.upper() == "ORGANIZATION" and len(a[0]) >= 4
+        return False
     # A lone short word that is not a model token is too weak an anchor ("pro", "air").
     return not (len(a) == 1 and len(a[0]) < 3 and not any(ch.isdigit() for ch in a[0]))

@@ -35,7 +35,7 @@ from typing import Any
 
 from memory_chains.entities._evidence import STRONG, best_type
 from memory_chains.entities._fold import fold, is_alias
-from memory_chains.entities._prompt import examples, instructions
+from memory_chains.entities._prompt import TYPE_HINTS, examples, instructions
 from memory_chains.entities._prompt import schema as json_schema
 from memory_chains.entities._relrules import fits
 from memory_chains.entities._repair import parse_json_object
@@ -44,11 +44,14 @@ from memory_chains.errors import InvalidInputError, MalformedOutputError
 
 __all__ = ["LLMEntityExtractor"]
 
+_TYPE_HINTS = TYPE_HINTS  # the long-term combined extractor builds its prompt from them
+
 log = logging.getLogger("memory_chains.entities")
 
 _PATTERN_TYPES = frozenset(
     {"MONEY", "DATE", "EMAIL", "ORDER_ID", "TICKET_ID", "BOOKING_ID", "PRICE", "AMOUNT"}
 )
+PATTERNS_ONLY = ("MONEY", "DATE", "EMAIL", "ORDER_ID", "TICKET_ID", "BOOKING_ID")
 _EVIDENCE_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "PRODUCT", "CONCEPT")
 _DURATION = re.compile(
     r"(?i)\d+(?:[.,]\d+)?\s*(?:ans?|années?|years?|mois|months?|semaines?|weeks?|jours?|days?|"
@@ -78,6 +81,10 @@ class LLMEntityExtractor:
             extra call (a small model often misses amounts, dates and ids that patterns
             catch reliably); ``"default"`` is a :class:`RuleEntityExtractor` without spaCy,
             ``None`` disables it.
+        patterns_only: types the model is not asked for when ``patterns`` run (amounts,
+            dates, ids and e-mails: patterns find them reliably, and leaving them out
+            shortens the model's answer, the slow part of a call); a turn whose types are
+            all among them costs no call.
         model_weight: how much the model's type weighs against the rules' evidence (times
             the model's confidence); the rules' type wins only with a larger margin.
 
@@ -102,6 +109,7 @@ class LLMEntityExtractor:
         max_tokens: int = 320,
         retries: int = 1,
         patterns: Any = "default",
+        patterns_only: Sequence[str] = PATTERNS_ONLY,
         model_weight: float = STRONG,
     ) -> None:
         if retries < 0 or max_tokens < 16:
@@ -117,6 +125,7 @@ class LLMEntityExtractor:
             patterns = RuleEntityExtractor(use_spacy=False)
         self.patterns = patterns
         self.model_weight = model_weight
+        self.patterns_only = frozenset(t.upper() for t in patterns_only)
         self.calls = 0
         self.failures = 0
         self._prompts: dict[tuple[str, ...], _Prompt] = {}
@@ -124,7 +133,10 @@ class LLMEntityExtractor:
     # -- public ---------------------------------------------------------------------------
     def extract(self, text: str, types: Sequence[str], known: Sequence[str] = ()) -> Extraction:
         """Extract from one turn's text; never raises for a bad model answer."""
-        prompt = self._prompt(tuple(types))
+        asked = self._asked(types)
+        if not asked:  # everything configured is left to the patterns: no call
+            return self._with_patterns(Extraction(), text, types, known)
+        prompt = self._prompt(asked)
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
@@ -141,7 +153,10 @@ class LLMEntityExtractor:
         self, text: str, types: Sequence[str], known: Sequence[str] = ()
     ) -> Extraction:
         """Async :meth:`extract` (only the model call differs)."""
-        prompt = self._prompt(tuple(types))
+        asked = self._asked(types)
+        if not asked:
+            return self._with_patterns(Extraction(), text, types, known)
+        prompt = self._prompt(asked)
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
@@ -153,6 +168,14 @@ class LLMEntityExtractor:
             if done is not None:
                 return done
         return self._with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
+
+    def _asked(self, types: Sequence[str]) -> tuple[str, ...]:
+        """The types the model is asked for: all, less those the patterns handle."""
+        if not types:
+            raise InvalidInputError("at least one entity type is required")
+        if self.patterns is None:
+            return tuple(types)
+        return tuple(t for t in types if t.upper() not in self.patterns_only)
 
     def _attempt(
         self,

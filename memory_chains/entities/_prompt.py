@@ -171,7 +171,9 @@ def schema(types: Sequence[str], relations: Sequence[str]) -> dict[str, Any]:
                             "additionalProperties": {"type": "string", "maxLength": 80},
                         },
                     },
-                    "required": ["name", "type", "confidence"],
+                    # confidence is asked for by the examples, not forced: a prompt
+                    # built on this schema without it (long-term memory) stays valid.
+                    "required": ["name", "type"],
                 },
             },
             "relations": {
