@@ -108,6 +108,16 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
         # does not name "Marie Curie Institute", nor "Dell" "Dell XPS 15".
         return True
     if a == b[:1]:
-        return False
+        # An organization is called by its first word ("Quillmark" for "Quillmark
+        # Analytics", "Harcourt" for "Harcourt & Vance Lettings") unless that word is a
+        # first name ("Marie" does not name "Marie Curie Institute").
+        from memory_chains.entities._lexicon import FOLDED_FIRST
+
+        return (
+            entity_type.upper() == "ORGANIZATION"
+            and len(a[0]) >= 4
+            and bool(set(b[1:]) & _ORG_WORDS)
+            and a[0] not in FOLDED_FIRST
+        )
     # A lone short word that is not a model token is too weak an anchor ("pro", "air").
     return not (len(a) == 1 and len(a[0]) < 3 and not any(ch.isdigit() for ch in a[0]))

@@ -156,6 +156,11 @@ class RuleEntityExtractor:
         for m in lx.CAPS_RE.finditer(text):
             self._caps(text, m, spacy_types, add, known, known_tokens, evidence_types)
         found = _people_by_part(found)
+        # The same name written in lower case elsewhere in the turn ("banque sorel").
+        for _, _, name, etype in list(found):
+            if etype in _EVIDENCE_TYPES and len(name) >= 4 and name != name.lower():
+                for m in re.finditer(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text):
+                    add(m.start(), m.end(), m.group(0), etype)
 
         found.sort()
         mentions: list[Mention] = []
