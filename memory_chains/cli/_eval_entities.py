@@ -123,10 +123,18 @@ def run(args: argparse.Namespace) -> int:
         rules if args.extractor == "rules" else LLMEntityExtractor(model, patterns=rules)
     )
 
+    started = [time.perf_counter()]
+
+    def make_tracker(d: Any) -> Any:
+        started[0] = time.perf_counter()
+        return EntityTracker(extractor, types=types)
+
     def on_dialogue(d: Any, s: Any, tracker: Any) -> None:
+        # One line per dialogue, enough to add up a run that had to be stopped.
         line = (
             f"{d.id:28s} tp={s.tp:2d} fp={s.fp:2d} fn={s.fn:2d} type_ok={s.type_ok:2d} "
-            f"rel={s.rel_tp}/{s.rel_tp + s.rel_fn}"
+            f"rel_tp={s.rel_tp} rel_fp={s.rel_fp} rel_fn={s.rel_fn} "
+            f"calls={tracker.model_calls} secs={time.perf_counter() - started[0]:.1f}"
         )
         print(line, file=sys.stderr)
         if args.verbose:
@@ -140,9 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 if items:
                     print(f"    {label}: {'; '.join(items)}", file=sys.stderr)
 
-    report = evaluate(
-        dataset, lambda d: EntityTracker(extractor, types=types), on_dialogue=on_dialogue
-    )
+    report = evaluate(dataset, make_tracker, on_dialogue=on_dialogue)
     result: dict[str, Any] = {
         "dataset": str(path),
         "extractor": args.extractor,

@@ -278,7 +278,7 @@ STOP_CAPS = frozenset(
         "Mercredi Jeudi Vendredi Samedi Dimanche Monday Tuesday Wednesday Thursday Friday "
         "Saturday Sunday Today Tomorrow Aujourd'hui Demain Enfin Ensuite Puis Sinon Actually Also "
         "Well Then Now Maintenant Votre Notre Leur Your I've I'm I'll I'd Sur En Environ At "
-        "Around About Après Avant Vers Depuis Entre Plus Moins Chaque Tous Toutes Après "
+        "Around About Après Avant Vers Depuis Entre Chaque Tous Toutes Après "
         "Concrètement Intéressant Absolument Exactement Effectivement Certes Justement "
         "Ensemble Comptez Sachez Notez Pensez Apportez Prévoyez Vérifiez Envoyez Gardez "
         "Absolutely Exactly Sounds Got Noted Note Keep Bring Check Send Remember Yep Nope "

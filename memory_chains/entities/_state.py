@@ -308,6 +308,10 @@ def _absorb(e: Entity, m: Mention, name: str, etype: str, *, now: float, turn: i
         # A more complete form ("Dell XPS 15" after "XPS 15") becomes the canonical name.
         aliases.insert(0, canonical)
         canonical = name
+    elif canonical.islower() and not name.islower() and fold(name) == fold(canonical):
+        # "banque torvel" typed by the user, then "Banque Torvel": the written name wins.
+        aliases.insert(0, canonical)
+        canonical = name
     elif _surface(name) not in {_surface(n) for n in e.names} and len(aliases) < _MAX_ALIASES:
         # Surface forms are kept even when they fold alike ("la Clio"): they carry the
         # determiner, hence the French gender the user gives the entity.
