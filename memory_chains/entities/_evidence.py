@@ -134,7 +134,8 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         WEAK,
     ),
     (
-        r"(?:mon|ma|notre|votre|une|un|son|sa) (?:amie|ami|cousin|cousine|fils|fille|frere|soeur|mari|femme|conjoint|"
+        r"(?:mon|ma|notre|votre|une|un|son|sa) (?:amie|ami|cousin|cousine|fils|fille|frere|"
+        r"soeur|mari|femme|conjoint|"
         r"conjointe|collegue|conseiller|conseillere|medecin|avocat|avocate|ami|amie|pere|mere|"
         r"voisin|voisine|fille|enfant|manager|responsable|contact|interlocuteur|interlocutrice)",
         "PERSON",

@@ -234,7 +234,8 @@ _STREETS_EN = (
 _CAP = r"[A-ZÀ-Ý][\w'’-]*"
 ADDRESS_RE = re.compile(
     rf"(?:\b\d{{1,4}}(?:\s?(?:bis|ter))?,?\s+)?\b(?:{_STREETS_FR})\s+"
-    rf"(?:(?:de la|de l'|de l’|du|des|de|d'|d’)\s*)?{_CAP}(?:\s+(?:de\s+|du\s+|des\s+|la\s+)?{_CAP})*"
+    rf"(?:(?:de la|de l'|de l’|du|des|de|d'|d’)\s*)?{_CAP}"
+    rf"(?:\s+(?:de\s+|du\s+|des\s+|la\s+)?{_CAP})*"
     rf"|\b\d{{1,5}}\s+(?:{_CAP}\s+){{1,3}}(?:{_STREETS_EN})\b"
 )
 # A commercial noun that is part of the name in French: "la gamme Orthalis", "l'offre Pro
@@ -274,7 +275,8 @@ STOP_CAPS = frozenset(
         "We They It The A An My Your Our Their This That These Those What Which Who When Where "
         "Why How Is Are Can Could Would Should Will Do Does Did Hi Hello Hey Thanks Thank Please "
         "Sorry Yes No Ok Okay Sure Great Perfect Also And But Or So If User Assistant AI Human "
-        "Let Here There Just Dear Good Bonne Madame Monsieur Mr Mrs Ms Dr Mme Mlle M. Me Chère Cher Lundi Mardi "
+        "Let Here There Just Dear Good Bonne Madame Monsieur Mr Mrs Ms Dr Mme Mlle M. Me "
+        "Chère Cher Lundi Mardi "
         "Mercredi Jeudi Vendredi Samedi Dimanche Monday Tuesday Wednesday Thursday Friday "
         "Saturday Sunday Today Tomorrow Aujourd'hui Demain Enfin Ensuite Puis Sinon Actually Also "
         "Well Then Now Maintenant Votre Notre Leur Your I've I'm I'll I'd Sur En Environ At "

@@ -244,11 +244,16 @@ def _pairs(text: str, start: int, inside: Sequence[_Spot], rel: _Rel) -> None:
                 district = not _is_street(inner.mention) and len(tokens(inner.mention.name)) == 1
                 kind = "PART_OF" if district else "LOCATED_IN"
                 rel(inner.mention.name, kind, outer.mention.name)
-            elif ta == tb and ta in _THINGS and len(gap) <= 30 and (
-                _COMPARE.search(gap)
-                or (
-                    _JOINED.match(gap)
-                    and _COMPARE.search(fold_text(text[start : a.start].replace("’", "'")))
+            elif (
+                ta == tb
+                and ta in _THINGS
+                and len(gap) <= 30
+                and (
+                    _COMPARE.search(gap)
+                    or (
+                        _JOINED.match(gap)
+                        and _COMPARE.search(fold_text(text[start : a.start].replace("’", "'")))
+                    )
                 )
             ):
                 rel(a.mention.name, "COMPARES_TO", b.mention.name)  # "entre X et Y"
@@ -264,8 +269,7 @@ def _from_user(text: str, offset: int, inside: Sequence[_Spot], by_user: bool, r
         if kind == "LOCATION" and _USER_PLACE.search(before):
             rel(USER, "LOCATED_IN", s.mention.name)
         elif kind == "PRODUCT" and (
-            (by_user and _USER_OWNS.search(before[-20:]))
-            or (not by_user and _YOUR.search(before))
+            (by_user and _USER_OWNS.search(before[-20:])) or (not by_user and _YOUR.search(before))
         ):
             rel(USER, "OWNS", s.mention.name)
         elif (

@@ -167,7 +167,9 @@ def test_a_sure_model_keeps_its_type_against_weak_evidence():
 def test_amounts_and_dates_are_left_to_the_patterns_and_invented_names_dropped():
     text = "User: Le forfait Zelto coûte 12 € par mois depuis le 3 mars."
     model = ScriptedChatModel(
-        replies=[_reply(("forfait Zelto", "PRODUCT", 0.9), ("Banque Verlaine", "ORGANIZATION", 0.9))]
+        replies=[
+            _reply(("forfait Zelto", "PRODUCT", 0.9), ("Banque Verlaine", "ORGANIZATION", 0.9))
+        ]
     )
     x = LLMEntityExtractor(model).extract(text, TYPES)
     asked = model.calls[0][0].content
@@ -206,7 +208,13 @@ def test_the_schema_has_the_type_enum_and_a_confidence():
     x = LLMEntityExtractor(ScriptedChatModel(replies=[]))
     prompt = x._prompt(x._asked(TYPES))
     item = prompt.response_format["json_schema"]["schema"]["properties"]["entities"]["items"]
-    assert item["properties"]["type"]["enum"] == ["PERSON", "ORGANIZATION", "PRODUCT", "LOCATION", "CONCEPT"]
+    assert item["properties"]["type"]["enum"] == [
+        "PERSON",
+        "ORGANIZATION",
+        "PRODUCT",
+        "LOCATION",
+        "CONCEPT",
+    ]
     assert item["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
     system = prompt.prefix[0][1]
     assert "USER" in system and "WORKS_AT" in system
