@@ -165,6 +165,7 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         "CONCEPT",
         STRONG,
     ),
+    (r"(?:mon|ma|mes|my|notre|our|nos)", "PRODUCT", MEDIUM),  # "mon Orvane Kesta"
     # English
     (r"(?:in|near|around|outside|across|from central|downtown)", "LOCATION", MEDIUM),
     (
@@ -244,6 +245,7 @@ _AFTER: tuple[tuple[str, str, float], ...] = (
         "PRODUCT",
         MEDIUM,
     ),
+    (r"(?: role| position| poste| job| title| vacancy| opening)", "CONCEPT", MEDIUM),
     (
         r"(?: branch| office| area| district| neighbourhood| neighborhood| campus| station|"
         r" depot| showroom| site| warehouse| hub| location| premises)",

@@ -65,7 +65,9 @@ _USER_PLACE = _cue(
     r"chez moi|mon adresse|notre adresse|je reside|i live|i'm based|i am based|i'm in|"
     r"i am in|i'm moving|we live|we're based|my address|our address|moving to|i'm from|"
     r"i'm currently in|je suis installe\w*|nous sommes a|nous habitons|votre adresse|"
-    r"your address|vous habitez|you live"
+    r"your address|vous habitez|you live|je viens de|i come from|applying from|"
+    r"vous etes bien au|vous etes bien a|vous etes au|vous etes a|you're at|you are at|"
+    r"you're in|you are in|chez vous a|chez vous au"
 )
 _USER_OWNS = _cue(
     r"mon|ma|mes|my|notre|nos|our|j'ai|i have|i've got|i own|i bought|j'ai achete|je possede|"
@@ -84,7 +86,10 @@ _INTERESTED = _cue(
     r"je souhaite|je pense a|j'envisage|envisage|tente\w* par|i'm interested|interested in|"
     r"i'm looking|looking for|looking at|i'd like|i want|i would like|tell me about|"
     r"considering|thinking about|curious about|infos? sur|renseignements? sur|"
-    r"intrigued by|keen on|inscri\w*|sign up|enrol\w*|apply|postuler|candidater|book|reserver"
+    r"intrigued by|keen on|inscri\w*|sign up|enrol\w*|apply|postuler|candidater|book|reserver|"
+    r"applying for|apply for|applied for|applying to|applied to|signing up for|sign up for|"
+    r"register for|tickets? for|tables? for|seats? for|places? pour|billets? pour|"
+    r"je postule|j'ai postule|candidature pour|candidat\w* a|au sujet de|concernant|about"
 )
 _PREFERS_AFTER = re.compile(
     r"^\W*(?:then\b|alors\b|ca me va|me va|me convient|suits me|works for me|sounds good|"
@@ -100,6 +105,11 @@ _COMPARE = _cue(
 )
 _JOINED = re.compile(r"^\W*(?:et|and|avec|with|,)(?:\W+(?:le|la|les|l'|the|un|une|a|an))?\W*$")
 _MADE = _cue(r"de|d'|du|by|from|of|chez|par|signe\w*|propose\w*|offers?|made by|developpe\w*")
+_MADE_BY = _cue(
+    r"(?:fabrique\w*|made|built|edite\w*|developpe\w*|produit\w*|concu\w*|designed|"
+    r"developed|published|sold|vendu\w*|distribue\w*|propose\w*|offered|provided|fourni\w*)"
+    r" (?:par|by)|du laboratoire|de la marque|of the brand|from the makers of"
+)
 _ORG_HEADS = NAME_HEADS["ORGANIZATION"]
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
@@ -202,7 +212,11 @@ def _for_the_house(text: str, spots: Sequence[_Spot], rel: _Rel) -> None:
             house = s.mention.name
             break
     if not house:
-        return
+        # The only organization of the turn is the one the assistant speaks for.
+        orgs = {s.mention.name for s in spots if s.mention.type == "ORGANIZATION"}
+        if len(orgs) != 1:
+            return
+        house = orgs.pop()
     for s in spots:
         before = fold_text(text[max(0, s.start - 40) : s.start].replace("’", "'"))
         if s.mention.type == "PERSON" and _STAFF_BEFORE.search(before):
@@ -257,7 +271,9 @@ def _pairs(text: str, start: int, inside: Sequence[_Spot], rel: _Rel) -> None:
                 )
             ):
                 rel(a.mention.name, "COMPARES_TO", b.mention.name)  # "entre X et Y"
-            elif ta == "PRODUCT" and tb == "ORGANIZATION" and len(gap) <= 12 and _MADE.search(gap):
+            elif ta == "PRODUCT" and tb == "ORGANIZATION" and (
+                (len(gap) <= 12 and _MADE.search(gap)) or (len(gap) <= 45 and _MADE_BY.search(gap))
+            ):
                 rel(a.mention.name, "MADE_BY", b.mention.name)
 
 
