@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from memory_chains.errors import InvalidInputError
 
     path: Path = args.dataset or packaged_entity_set(args.set)
+    if args.dataset is None and args.set == "test":
+        print("test split: report it once; tune on --set dev", file=sys.stderr)
     dataset = load_dataset(path)
     if args.limit < 0:
         raise InvalidInputError("--limit must be >= 0")
@@ -109,8 +111,6 @@ def run(args: argparse.Namespace) -> int:
         types = resolve_types([t for t in args.types.split(",") if t.strip()])
     else:
         types = resolve_types(sorted({g.type for d in dataset for g in d.entities}))
-    if args.dataset is None and args.set == "test":
-        print("test split: report it once; tune on --set dev", file=sys.stderr)
 
     use_spacy = {"auto": None, "on": True, "off": False}[args.spacy]
     rules = RuleEntityExtractor(use_spacy=use_spacy)
@@ -169,8 +169,8 @@ def _print(result: dict[str, Any]) -> None:
         f"extractor={result['extractor']} spacy={result['spacy']} "
         f"dialogues={result['dialogues']} turns={result['turns']}\n"
         f"precision={result['precision']:.3f} recall={result['recall']:.3f} "
-        f"f1={result['f1']:.3f} type_accuracy={result['type_accuracy']:.3f} "
-        f"alias_recall={result['alias_recall']:.3f}"
+        f"f1={result['f1']:.3f} type_accuracy={result['type_accuracy']:.3f}"
+        + (f" alias_recall={result['alias_recall']:.3f}" if "alias_recall" in result else "")
     )
     if "relation_f1" in result:
         print(

@@ -159,8 +159,9 @@ class EvalReport:
             "recall": round(self.recall, 4),
             "f1": round(self.f1, 4),
             "type_accuracy": round(self.type_accuracy, 4),
-            "alias_recall": round(self.alias_recall, 4),
         }
+        if self.score.aliases:
+            out["alias_recall"] = round(self.alias_recall, 4)
         if self.relations_scored:
             out.update(
                 relation_precision=round(self.relation_precision, 4),

@@ -271,8 +271,13 @@ def _pairs(text: str, start: int, inside: Sequence[_Spot], rel: _Rel) -> None:
                 )
             ):
                 rel(a.mention.name, "COMPARES_TO", b.mention.name)  # "entre X et Y"
-            elif ta == "PRODUCT" and tb == "ORGANIZATION" and (
-                (len(gap) <= 12 and _MADE.search(gap)) or (len(gap) <= 45 and _MADE_BY.search(gap))
+            elif (
+                ta == "PRODUCT"
+                and tb == "ORGANIZATION"
+                and (
+                    (len(gap) <= 12 and _MADE.search(gap))
+                    or (len(gap) <= 45 and _MADE_BY.search(gap))
+                )
             ):
                 rel(a.mention.name, "MADE_BY", b.mention.name)
 
