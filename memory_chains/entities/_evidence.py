@@ -165,9 +165,10 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         "CONCEPT",
         STRONG,
     ),
-    (r"(?:mon|ma|mes|my|notre|our|nos)", "PRODUCT", MEDIUM),  # "mon Orvane Kesta"
+    (r"(?:mon|ma|mes|my|notre|our|nos)", "PRODUCT", WEAK),  # "mon Orvane Kesta"
     # English
     (r"(?:in|near|around|outside|across|from central|downtown)", "LOCATION", MEDIUM),
+    (r"(?:applying from|apply from|based out of|relocating to|relocate to)", "LOCATION", STRONG),
     (
         r"(?:to|come from|comes from|i'm from|we're from|visiting|flying to|travel to|"
         r"travelling to|traveling to|between)",
@@ -267,6 +268,7 @@ _MODEL_NUMBER = re.compile(r"(?:^|\s)(?:[A-Z]{0,3}\d{1,4}[a-zA-Z]{0,3}|\d+(?:\.\
 _ADDRESS = re.compile(r"^\d{1,5}(?:\s*(?:bis|ter))?,?\s")
 _ACRONYM = re.compile(r"^[A-Z]{2,6}$")
 _SENTENCE_END = re.compile(r"[.!?\n]")
+_OF_NAMED = re.compile(r"[A-ZÀ-Ý][\w-]+\s+(?:de\s+|d['’])$")
 
 
 def _words(text: str) -> list[str]:
@@ -329,6 +331,8 @@ def context_scores(text: str, start: int, end: int) -> dict[str, float]:
     for pattern, etype, weight in _BEFORE_RE:
         if pattern.search(before):
             scores[etype] = scores.get(etype, 0.0) + weight
+    if _OF_NAMED.search(left[cut:]):  # "la Fondation Aalders d'Utrecht": a place
+        scores["LOCATION"] = scores.get("LOCATION", 0.0) + MEDIUM
     for pattern, etype, weight in _AFTER_RE:
         if pattern.search(after):
             scores[etype] = scores.get(etype, 0.0) + weight

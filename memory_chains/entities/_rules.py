@@ -239,7 +239,9 @@ class RuleEntityExtractor:
                 return  # "L'opposition": an elided article at the start of a sentence
             words[0] = words[0][2:]  # "L'Intensive Été"
         # Drop capitalised sentence starters and function words at the front.
+        article = False  # "The Blue Lantern", "Les Nuits Fauves": not a person's name
         while words and fold(words[0]) in lx.STOP_CAPS:
+            article = article or fold(words[0]) in ("the", "le", "la", "les")
             start = text.index(words[0], start) + len(words[0])
             words = words[1:]
         while words and fold(words[-1]) in lx.STOP_CAPS:
@@ -260,7 +262,10 @@ class RuleEntityExtractor:
         at_start = bool(lx.SENTENCE_START.search(text[:start]))
         if not scores and at_start and len(words) == 1:
             return  # a capitalised first word with nothing saying it is a name
-        etype = best_type(scores, evidence_types, _default_type(words, name))
+        default = _default_type(words, name)
+        if article and default == "PERSON":
+            default = "ORGANIZATION"
+        etype = best_type(scores, evidence_types, default)
         add(start, start + len(name), name, etype)
 
     def _spacy_types(self, text: str) -> dict[str, str]:
