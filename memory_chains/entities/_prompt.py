@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["RELATION_HINTS", "TYPE_HINTS", "examples", "instructions", "schema"]
+__all__ = [
+    "CONFIDENCE_LEVELS",
+    "RELATION_HINTS",
+    "TYPE_HINTS",
+    "examples",
+    "instructions",
+    "schema",
+]
+
+CONFIDENCE_LEVELS = (0.3, 0.6, 0.9)
 
 TYPE_HINTS: Mapping[str, str] = {
     "PERSON": "a person, by full name, first name or title + name (Mme Quenehen, Dr Patel)",
@@ -66,7 +75,7 @@ Rules:
 - type: decide from the sentence, not from how the name sounds: "à X", "in X", "near X" \
 are places; "chez X", "X Bank", "X Ltd" organizations; "Mme X", "I'm X" people; "l'offre \
 X", "the X plan", "pip install x" products.
-- confidence: 0.9 when the sentence makes the type clear, 0.6 when it is a guess.
+- confidence: 0.9 when the sentence makes the type clear, 0.6 when it is a guess, 0.3 when unsure.
 - Named things only: never pronouns, durations (2 ans), or common nouns (laptop, livraison).
 - relations: only those the text states, between extracted names; "USER" is the person \
 chatting. Kinds:
@@ -165,7 +174,9 @@ def schema(types: Sequence[str], relations: Sequence[str]) -> dict[str, Any]:
                     "properties": {
                         "name": {"type": "string", "minLength": 1, "maxLength": 80},
                         "type": {"type": "string", "enum": list(types)},
-                        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                        # Three levels, not a free number: a small model constrained to
+                        # a number can spin on digits ("0.90000…") until max_tokens.
+                        "confidence": {"enum": list(CONFIDENCE_LEVELS)},
                         "attributes": {
                             "type": "object",
                             "additionalProperties": {"type": "string", "maxLength": 80},

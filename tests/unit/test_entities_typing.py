@@ -215,6 +215,6 @@ def test_the_schema_has_the_type_enum_and_a_confidence():
         "LOCATION",
         "CONCEPT",
     ]
-    assert item["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert item["properties"]["confidence"] == {"enum": [0.3, 0.6, 0.9]}
     system = prompt.prefix[0][1]
     assert "USER" in system and "WORKS_AT" in system
