@@ -273,8 +273,9 @@ class EntitySource(_ReadingSource):
         >>> from memory_chains.entities import EntityTracker, RuleEntityExtractor
         >>> t = EntityTracker(RuleEntityExtractor(use_spacy=False))
         >>> _ = t.observe("Je cherche le Dell XPS 15", "Il coûte 1599 €.")
-        >>> EntitySource(t).block("Sa garantie ?", 100).items[0]
-        '- Dell XPS 15 [PRODUCT]; price: 1599 €'
+        >>> print(EntitySource(t).block("Sa garantie ?", 100).items[0])
+        - Dell XPS 15 [PRODUCT]; price: 1599 €
+          relations: the user INTERESTED_IN it
     """
 
     name: str = "entities"

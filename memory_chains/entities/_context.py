@@ -6,7 +6,7 @@ relevant entities, with attributes and relations, and shrinks or drops the least
 ones first so that the block never exceeds ``max_tokens`` as counted by ``token_counter``.
 
 Example:
-    >>> from memory_chains.entities._state import EntityState
+    >>> from memory_chains.entities._state import USER_ID, EntityState
     >>> from memory_chains.entities._types import Extraction, Mention
     >>> s = EntityState().merge(Extraction((Mention("Dell XPS 15", "PRODUCT",
     ...     {"prix": "1599 €"}),)), now=1)
@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory_chains.entities._fold import fold, is_alias
-from memory_chains.entities._state import EntityState
+from memory_chains.entities._state import USER_ID, EntityState
 from memory_chains.entities._types import Entity
 
 __all__ = ["PriorityWeights", "approx_tokens", "priority", "rank", "render_context"]
@@ -130,11 +130,11 @@ def _line(entity: Entity, state: EntityState, *, full: bool) -> str:
     line = "; ".join(parts)
     rels = []
     for direction, r in state.related(entity.id):
-        other = state.get(r.target if direction == "out" else r.source)
-        if other is not None:
-            rels.append(
-                f"{r.kind} {other.name}" if direction == "out" else f"{other.name} {r.kind} it"
-            )
+        other_id = r.target if direction == "out" else r.source
+        other = state.get(other_id)
+        name = other.name if other is not None else "the user" if other_id == USER_ID else ""
+        if name:
+            rels.append(f"{r.kind} {name}" if direction == "out" else f"{name} {r.kind} it")
     if rels:
         line += "\n  relations: " + "; ".join(rels[:4])
     return line

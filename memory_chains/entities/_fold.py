@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from memory_chains._folding import fold as fold_text
+from memory_chains.entities._evidence import NAME_HEADS
 
 __all__ = ["fold", "is_alias", "tokens"]
 
@@ -36,6 +37,8 @@ _LEADING = frozenset(
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
+# Words that make a name an organization's without changing which one ("Bank", "Group").
+_ORG_WORDS = NAME_HEADS["ORGANIZATION"] | frozenset(_words("corp corporation"))
 # Types whose members are commonly referred to by any single part of their name
 # ("Marie" for "Marie Dupont", "Dupont" too).
 _ANY_PART_TYPES = frozenset({"PERSON"})
@@ -65,6 +68,13 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(folded.split()) if folded else ()
 
 
+def _singular(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Words without a plural -s ("Cartes Ambassadeur" names "Carte Ambassadeur")."""
+    return tuple(
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words
+    )
+
+
 def is_alias(short: str, long: str, entity_type: str = "") -> bool:
     """Whether ``short`` can name the entity called ``long``.
 
@@ -82,7 +92,7 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
         >>> is_alias("Marie", "Marie Dupont", "PERSON"), is_alias("XPS 13", "Dell XPS 15")
         (True, False)
     """
-    a, b = tokens(short), tokens(long)
+    a, b = _singular(tokens(short)), _singular(tokens(long))
     if not a or not b:
         return False
     if a == b:
@@ -93,7 +103,21 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
         return False
     if entity_type.upper() in _ANY_PART_TYPES:
         return True
+    if a == b[: len(a)] and set(b[len(a) :]) <= _ORG_WORDS:
+        # "Maplestone" names "Maplestone Bank", "Quillmark" "Quillmark Analytics"; "Marie"
+        # does not name "Marie Curie Institute", nor "Dell" "Dell XPS 15".
+        return True
     if a == b[:1]:
-        return False
+        # An organization is called by its first word ("Quillmark" for "Quillmark
+        # Analytics", "Harcourt" for "Harcourt & Vance Lettings") unless that word is a
+        # first name ("Marie" does not name "Marie Curie Institute").
+        from memory_chains.entities._lexicon import FOLDED_FIRST
+
+        return (
+            entity_type.upper() == "ORGANIZATION"
+            and len(a[0]) >= 4
+            and bool(set(b[1:]) & _ORG_WORDS)
+            and a[0] not in FOLDED_FIRST
+        )
     # A lone short word that is not a model token is too weak an anchor ("pro", "air").
     return not (len(a) == 1 and len(a[0]) < 3 and not any(ch.isdigit() for ch in a[0]))

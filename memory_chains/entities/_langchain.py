@@ -13,6 +13,7 @@ Example:
     >>> print(memory.load_memory_variables({"question": "Sa garantie ?"})["entities"])
     Known entities (most relevant first):
     - Dell XPS 15 [PRODUCT]; price: 1599 €
+      relations: the user INTERESTED_IN it
     - 1599 € [MONEY]
     >>> memory.resolve("sa")
     'Dell XPS 15'

@@ -1,12 +1,19 @@
 """Entity extraction with a chat model: one call per turn, JSON-schema constrained.
 
-:class:`LLMEntityExtractor` asks the model once for every entity, attribute and relation
-of a turn. The fixed part of the prompt (instructions, type list, few-shot examples) comes
-first and is identical from call to call, so llama.cpp reuses its KV cache and only the
-turn itself is processed. The answer is parsed with :func:`parse_json_object` (fences,
-prose and truncation repaired); if it still cannot be used the call is retried once, and
-then an :class:`~memory_chains.entities.Extraction` with ``error`` set is returned: the
-turn is kept, the failure is counted and logged, nothing is raised.
+:class:`LLMEntityExtractor` asks the model once for every entity (name, type from the
+configured enum, a confidence), attribute and relation of a turn. The fixed part of the
+prompt (:mod:`~memory_chains.entities._prompt`) comes first and is identical from call to
+call, so llama.cpp reuses its KV cache and only the turn itself is processed. The answer is
+parsed with :func:`parse_json_object` (fences, prose and truncation repaired); if it still
+cannot be used the call is retried once, and then an
+:class:`~memory_chains.entities.Extraction` with ``error`` set is returned: the turn is
+kept, the failure is counted and logged, nothing is raised.
+
+When a rule extractor runs beside the model (``patterns``, the default, at no extra call),
+the two are made to agree: amounts, dates and ids the patterns find win; a name the model
+types against strong evidence of its sentence takes the evidence's type when the model was
+not sure; names the model missed are added; relations the model states are kept when their
+ends have the types the relation needs, and the rules' relations are added.
 
 Example:
     >>> from memory_chains.testing import ScriptedChatModel
@@ -27,101 +34,28 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_chains._json import parse_json_object
+from memory_chains.entities._evidence import STRONG, best_type
+from memory_chains.entities._fold import fold, is_alias
+from memory_chains.entities._prompt import TYPE_HINTS, examples, instructions
+from memory_chains.entities._prompt import schema as json_schema
+from memory_chains.entities._relrules import fits
 from memory_chains.entities._types import BUILTIN_RELATIONS, Extraction, Mention, RelationMention
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 
 __all__ = ["LLMEntityExtractor"]
 
+_TYPE_HINTS = TYPE_HINTS  # the long-term combined extractor builds its prompt from them
+
 log = logging.getLogger("memory_chains.entities")
 
+_PATTERN_TYPES = frozenset(
+    {"MONEY", "DATE", "EMAIL", "ORDER_ID", "TICKET_ID", "BOOKING_ID", "PRICE", "AMOUNT"}
+)
+PATTERNS_ONLY = ("MONEY", "DATE", "EMAIL", "ORDER_ID", "TICKET_ID", "BOOKING_ID")
+_EVIDENCE_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "PRODUCT", "CONCEPT")
 _DURATION = re.compile(
     r"(?i)\d+(?:[.,]\d+)?\s*(?:ans?|années?|years?|mois|months?|semaines?|weeks?|jours?|days?|"
     r"heures?|hours?|h|minutes?|min)"
-)
-
-_TYPE_HINTS: Mapping[str, str] = {
-    "PERSON": "a named person",
-    "PRODUCT": "a named product or model, with brand and model number (Dell XPS 15, iPhone 15)",
-    "ORGANIZATION": "a company, brand, school or institution",
-    "LOCATION": "a city, country, address or place",
-    "DATE": "a date, day or deadline (12 mars, next Monday)",
-    "MONEY": "an amount with its currency (1599 €, $25)",
-    "CONCEPT": "a named plan, offer, option, service or technology",
-    "ORDER_ID": "an order number",
-    "TICKET_ID": "a support ticket or case number",
-    "BOOKING_ID": "a booking or reservation reference",
-    "EMAIL": "an e-mail address",
-    "ISSUE": "the problem the customer reports (écran noir, battery drain)",
-    "POSITION": "a job title or role",
-    "SKILL": "a skill, language or tool a person knows",
-    "EDUCATION": "a degree, diploma or school",
-}
-
-_INSTRUCTIONS = """You extract entities from one turn of a conversation (the user's message \
-and the assistant's reply) for a memory. Answer with JSON only.
-
-Entity types:
-{types}
-
-Rules:
-- name: the most complete form written in the text (brand + model: "Dell XPS 15", not \
-"XPS"); copy identifiers, amounts and dates exactly as written.
-- Every amount of money is a MONEY entity and every calendar date a DATE entity, even \
-when it is also an attribute value.
-- A brand or company named on its own ("garanti par Dell", "celui de Lenovo") is an \
-ORGANIZATION.
-- Extract named things only. Never pronouns (it, sa, celui), never durations (2 ans, \
-3 years), never generic words or activities (laptop, warranty, garantie, commande, \
-livraison, photo editing).
-- attributes: short facts stated about an entity, as "key": "value" (price, warranty, \
-size, status, colour, date…); leave it out when there are none.
-- relations between two extracted entities, kinds: {relations}.
-- Nothing to extract: {{"entities": [], "relations": []}}."""
-
-# (turn text, answer) pairs; entities whose type is not configured are dropped from them.
-_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "User: Je compare le Samsung Galaxy S24 et le Google Pixel 8, lequel a la meilleure "
-        "batterie ?\nAssistant: Le Galaxy S24 a une batterie de 4000 mAh, coûte 899 € et "
-        "Samsung le garantit 2 ans.",
-        {
-            "entities": [
-                {
-                    "name": "Samsung Galaxy S24",
-                    "type": "PRODUCT",
-                    "attributes": {"batterie": "4000 mAh", "prix": "899 €", "garantie": "2 ans"},
-                },
-                {"name": "Google Pixel 8", "type": "PRODUCT", "attributes": {}},
-                {"name": "899 €", "type": "MONEY", "attributes": {}},
-                {"name": "Samsung", "type": "ORGANIZATION", "attributes": {}},
-            ],
-            "relations": [
-                {
-                    "source": "Samsung Galaxy S24",
-                    "relation": "COMPARES_TO",
-                    "target": "Google Pixel 8",
-                }
-            ],
-        },
-    ),
-    (
-        "User: Hi, this is Tom Baker. My order #A-55812 from Fnac never arrived, I paid "
-        "on March 3.\nAssistant: Sorry Tom, I opened ticket TCK-2207 for order A-55812.",
-        {
-            "entities": [
-                {"name": "Tom Baker", "type": "PERSON", "attributes": {}},
-                {"name": "A-55812", "type": "ORDER_ID", "attributes": {"status": "not arrived"}},
-                {"name": "Fnac", "type": "ORGANIZATION", "attributes": {}},
-                {"name": "March 3", "type": "DATE", "attributes": {}},
-                {"name": "TCK-2207", "type": "TICKET_ID", "attributes": {}},
-            ],
-            "relations": [{"source": "Tom Baker", "relation": "OWNS", "target": "A-55812"}],
-        },
-    ),
-    (
-        "User: Quel est son prix ?\nAssistant: Il coûte 1299 euros, livraison gratuite.",
-        {"entities": [{"name": "1299 euros", "type": "MONEY", "attributes": {}}], "relations": []},
-    ),
 )
 
 
@@ -147,6 +81,12 @@ class LLMEntityExtractor:
             extra call (a small model often misses amounts, dates and ids that patterns
             catch reliably); ``"default"`` is a :class:`RuleEntityExtractor` without spaCy,
             ``None`` disables it.
+        patterns_only: types the model is not asked for when ``patterns`` run (amounts,
+            dates, ids and e-mails: patterns find them reliably, and leaving them out
+            shortens the model's answer, the slow part of a call); a turn whose types are
+            all among them costs no call.
+        model_weight: how much the model's type weighs against the rules' evidence (times
+            the model's confidence); the rules' type wins only with a larger margin.
 
     Attributes:
         calls: model calls made so far.
@@ -166,9 +106,11 @@ class LLMEntityExtractor:
         *,
         relations: Sequence[str] = BUILTIN_RELATIONS,
         structured: bool = True,
-        max_tokens: int = 256,
+        max_tokens: int = 320,
         retries: int = 1,
         patterns: Any = "default",
+        patterns_only: Sequence[str] = PATTERNS_ONLY,
+        model_weight: float = STRONG,
     ) -> None:
         if retries < 0 or max_tokens < 16:
             raise InvalidInputError("retries must be >= 0 and max_tokens >= 16")
@@ -182,6 +124,8 @@ class LLMEntityExtractor:
 
             patterns = RuleEntityExtractor(use_spacy=False)
         self.patterns = patterns
+        self.model_weight = model_weight
+        self.patterns_only = frozenset(t.upper() for t in patterns_only)
         self.calls = 0
         self.failures = 0
         self._prompts: dict[tuple[str, ...], _Prompt] = {}
@@ -189,7 +133,10 @@ class LLMEntityExtractor:
     # -- public ---------------------------------------------------------------------------
     def extract(self, text: str, types: Sequence[str], known: Sequence[str] = ()) -> Extraction:
         """Extract from one turn's text; never raises for a bad model answer."""
-        prompt = self._prompt(tuple(types))
+        asked = self._asked(types)
+        if not asked:  # everything configured is left to the patterns: no call
+            return self._with_patterns(Extraction(), text, types, known)
+        prompt = self._prompt(asked)
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
@@ -206,7 +153,10 @@ class LLMEntityExtractor:
         self, text: str, types: Sequence[str], known: Sequence[str] = ()
     ) -> Extraction:
         """Async :meth:`extract` (only the model call differs)."""
-        prompt = self._prompt(tuple(types))
+        asked = self._asked(types)
+        if not asked:
+            return self._with_patterns(Extraction(), text, types, known)
+        prompt = self._prompt(asked)
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
@@ -218,6 +168,14 @@ class LLMEntityExtractor:
             if done is not None:
                 return done
         return self._with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
+
+    def _asked(self, types: Sequence[str]) -> tuple[str, ...]:
+        """The types the model is asked for: all, less those the patterns handle."""
+        if not types:
+            raise InvalidInputError("at least one entity type is required")
+        if self.patterns is None:
+            return tuple(types)
+        return tuple(t for t in types if t.upper() not in self.patterns_only)
 
     def _attempt(
         self,
@@ -243,15 +201,22 @@ class LLMEntityExtractor:
     def _with_patterns(
         self, result: Extraction, text: str, types: Sequence[str], known: Sequence[str]
     ) -> Extraction:
-        """Drop durations the model took for dates; add what the patterns found."""
+        """Make the model's findings and the rules' agree (see the module docstring)."""
+        # A name the turn does not write, nor the memory knows, is the model's invention.
+        written = f" {fold(text)} "
+        known_names = {fold(k) for k in known}
         mentions = [
-            m for m in result.mentions if not (m.type == "DATE" and _DURATION.fullmatch(m.name))
+            m
+            for m in result.mentions
+            if not (m.type == "DATE" and _DURATION.fullmatch(m.name))
+            and (f" {fold(m.name)} " in written or fold(m.name) in known_names)
         ]
+        relations = list(result.relations)
         if self.patterns is not None:
-            from memory_chains.entities._fold import fold, is_alias
-
-            found = self.patterns.extract(text, types, known).mentions
-            for extra in found:
+            found = self.patterns.extract(text, types, known)
+            scores = getattr(self.patterns, "type_scores", None)
+            mentions = [self._agree(m, found.mentions, scores, text, types) for m in mentions]
+            for extra in found.mentions:
                 if not extra.type:
                     continue
                 if any(
@@ -260,7 +225,40 @@ class LLMEntityExtractor:
                 ):
                     continue
                 mentions.append(extra)
-        return replace(result, mentions=tuple(mentions))
+            for r in found.relations:
+                if not any(_same_relation(r, other) for other in relations):
+                    relations.append(r)
+        typed = {fold(m.name): m.type for m in mentions} | {"user": "USER"}
+        relations = [
+            r
+            for r in relations
+            if fits(r.kind, typed.get(fold(r.source), ""), typed.get(fold(r.target), ""))
+        ]
+        return replace(result, mentions=tuple(mentions), relations=tuple(relations))
+
+    def _agree(
+        self,
+        m: Mention,
+        found: Sequence[Mention],
+        scores: Any,
+        text: str,
+        types: Sequence[str],
+    ) -> Mention:
+        """The model's mention, retyped when the rules have better evidence."""
+        same = [f for f in found if f.type and fold(f.name) == fold(m.name)]
+        if same and same[0].type in _PATTERN_TYPES and same[0].type != m.type:
+            return replace(m, type=same[0].type)  # an amount, a date, an id: patterns win
+        if scores is None or m.type not in _EVIDENCE_TYPES:
+            return m
+        evidence = scores(text, m.name)
+        allowed = [t for t in _EVIDENCE_TYPES if t in types]
+        rule = best_type(evidence, allowed)
+        if not rule or rule == m.type:
+            return m
+        margin = evidence[rule] - evidence.get(m.type, 0.0)
+        if margin > self.model_weight * m.confidence:
+            return replace(m, type=rule)
+        return m
 
     def _failed(self, error: str, raw: str, calls: int) -> Extraction:
         self.calls += calls
@@ -291,62 +289,12 @@ class LLMEntityExtractor:
         cached = self._prompts.get(types)
         if cached is not None:
             return cached
-        type_lines = "\n".join(
-            f"- {t}: {_TYPE_HINTS.get(t, t.lower().replace('_', ' '))}" for t in types
-        )
-        system = _INSTRUCTIONS.format(types=type_lines, relations=", ".join(self.relations))
+        system = instructions(types, self.relations)
         prefix: list[tuple[str, str]] = [("system", system)]
-        for text, answer in _EXAMPLES:
-            kept = [
-                {k: v for k, v in e.items() if v != {}}
-                for e in answer["entities"]
-                if e["type"] in types
-            ]
-            names = {e["name"] for e in kept}
-            rels = [
-                r
-                for r in answer["relations"]
-                if r["source"] in names and r["target"] in names and r["relation"] in self.relations
-            ]
+        for text, answer in examples(types, self.relations):
             prefix.append(("user", text))
-            prefix.append(
-                ("assistant", json.dumps({"entities": kept, "relations": rels}, ensure_ascii=False))
-            )
-        schema = {
-            "type": "object",
-            "properties": {
-                "entities": {
-                    "type": "array",
-                    "maxItems": 16,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "name": {"type": "string", "minLength": 1, "maxLength": 80},
-                            "type": {"type": "string", "enum": list(types)},
-                            "attributes": {
-                                "type": "object",
-                                "additionalProperties": {"type": "string", "maxLength": 80},
-                            },
-                        },
-                        "required": ["name", "type"],
-                    },
-                },
-                "relations": {
-                    "type": "array",
-                    "maxItems": 8,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "source": {"type": "string"},
-                            "relation": {"type": "string", "enum": list(self.relations)},
-                            "target": {"type": "string"},
-                        },
-                        "required": ["source", "relation", "target"],
-                    },
-                },
-            },
-            "required": ["entities", "relations"],
-        }
+            prefix.append(("assistant", json.dumps(answer, ensure_ascii=False)))
+        schema = json_schema(types, self.relations)
         prompt = _Prompt(
             types,
             tuple(prefix),
@@ -380,7 +328,7 @@ class LLMEntityExtractor:
                         v = ", ".join(str(x) for x in v)
                     if v is not None and str(v).strip() and str(k).strip():
                         clean[str(k).strip()] = str(v).strip()
-            mentions.append(Mention(name.strip(), allowed[etype], clean))
+            mentions.append(Mention(name.strip(), allowed[etype], clean, _confidence(item)))
         relations: list[RelationMention] = []
         rel_items = data.get("relations")
         for r in rel_items if isinstance(rel_items, list) else ():
@@ -389,6 +337,20 @@ class LLMEntityExtractor:
                 if kind:
                     relations.append(RelationMention(r["source"], kind, r["target"]))
         return Extraction(tuple(mentions), tuple(relations), model_calls=calls)
+
+
+def _same_relation(a: RelationMention, b: RelationMention) -> bool:
+    def same(x: str, y: str) -> bool:
+        return fold(x) == fold(y) or is_alias(x, y)
+
+    return a.kind == b.kind and same(a.source, b.source) and same(a.target, b.target)
+
+
+def _confidence(item: Mapping[str, Any]) -> float:
+    value = item.get("confidence", 1.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 1.0
+    return min(1.0, max(0.0, float(value)))
 
 
 def _content(message: Any) -> str:

@@ -22,7 +22,7 @@ from memory_chains.entities._fold import _words, fold, is_alias, tokens
 from memory_chains.entities._types import Entity, Extraction, Mention, Relation
 from memory_chains.errors import InvalidInputError
 
-__all__ = ["EntityState"]
+__all__ = ["USER_ID", "EntityState"]
 
 SCHEMA_VERSION = 1
 _MAX_TURNS_KEPT = 50
@@ -35,6 +35,11 @@ _NOT_NAMES = frozenset(
         "its he she him her they them this that these those one user utilisateur assistant je tu "
         "nous vous i you we me moi toi"
     )
+)
+# The person chatting: relations may start from them ("USER OWNS ..."); never an entity.
+USER_ID = "user"
+_USER_WORDS = frozenset(
+    _words("user utilisateur utilisatrice je j moi me i myself client cliente customer")
 )
 # Weak types: a more specific type seen later replaces them.
 _WEAK_TYPES = frozenset({"CONCEPT", "UNKNOWN", ""})
@@ -182,6 +187,28 @@ class EntityState:
         turns = (*self.turns, tuple(seen_now))[-_MAX_TURNS_KEPT:]
         return EntityState(tuple(entities), tuple(relations), turns, turn, next_id)
 
+    def with_relations(
+        self, relations: Iterable[tuple[str, str, str]], *, now: float
+    ) -> EntityState:
+        """A new state with these ``(source id, kind, target id)`` relations added when new
+        (no turn is counted; relations already known are left as they are).
+
+        Example:
+            >>> from memory_chains.entities._types import Extraction, Mention
+            >>> s = EntityState().merge(Extraction((Mention("A", "PRODUCT"),
+            ...     Mention("B", "ORGANIZATION"))), now=0)
+            >>> [r.kind for r in s.with_relations([("e1", "MADE_BY", "e2")], now=0).relations]
+            ['MADE_BY']
+        """
+        known = {(r.source, r.kind, r.target) for r in self.relations}
+        ids = {e.id for e in self.entities} | {USER_ID}
+        added = [
+            Relation(src, kind, dst, first_seen=now, last_seen=now)
+            for src, kind, dst in dict.fromkeys(relations)
+            if (src, kind, dst) not in known and src in ids and dst in ids and src != dst
+        ]
+        return replace(self, relations=(*self.relations, *added)) if added else self
+
     def expire(self, *, now: float, ttl: float | None) -> EntityState:
         """A new state without the entities not mentioned for more than ``ttl`` seconds."""
         if ttl is None:
@@ -207,7 +234,11 @@ class EntityState:
         return replace(
             self,
             entities=keep,
-            relations=tuple(r for r in self.relations if r.source in ids and r.target in ids),
+            relations=tuple(
+                r
+                for r in self.relations
+                if r.source in (ids | {USER_ID}) and r.target in (ids | {USER_ID})
+            ),
             turns=tuple(tuple(i for i in t if i in ids) for t in self.turns),
         )
 
@@ -277,6 +308,10 @@ def _absorb(e: Entity, m: Mention, name: str, etype: str, *, now: float, turn: i
         # A more complete form ("Dell XPS 15" after "XPS 15") becomes the canonical name.
         aliases.insert(0, canonical)
         canonical = name
+    elif canonical.islower() and not name.islower() and fold(name) == fold(canonical):
+        # "banque torvel" typed by the user, then "Banque Torvel": the written name wins.
+        aliases.insert(0, canonical)
+        canonical = name
     elif _surface(name) not in {_surface(n) for n in e.names} and len(aliases) < _MAX_ALIASES:
         # Surface forms are kept even when they fold alike ("la Clio"): they carry the
         # determiner, hence the French gender the user gives the entity.
@@ -301,6 +336,8 @@ def _surface(name: str) -> str:
 
 def _pick(state: EntityState, by_mention: Mapping[str, str], name: str) -> str | None:
     key = fold(name)
+    if key in _USER_WORDS:
+        return USER_ID
     if key in by_mention:
         return by_mention[key]
     found = state.find(name)

@@ -33,8 +33,9 @@ from memory_chains.entities._context import (
     rank,
     render_context,
 )
+from memory_chains.entities._relrules import implied_relations
 from memory_chains.entities._resolve import resolve as _resolve
-from memory_chains.entities._state import EntityState
+from memory_chains.entities._state import USER_ID, EntityState
 from memory_chains.entities._types import Entity, Extraction, resolve_types
 from memory_chains.errors import InvalidInputError
 from memory_chains.privacy import PIIOption, resolve_masker
@@ -202,7 +203,9 @@ class EntityTracker:
     def _apply(self, extraction: Extraction) -> TurnReport:
         with self._lock:
             before = self.state
-            after = before.merge(extraction, now=self.clock(), types=self.types)
+            now = self.clock()
+            after = before.merge(extraction, now=now, types=self.types)
+            after = after.with_relations(implied_relations(after.entities), now=now)
             self._state = after
             try:
                 self._save()
@@ -266,9 +269,31 @@ class EntityTracker:
             raise InvalidInputError(f"no entity named {name!r}")
         out = []
         for direction, r in state.related(entity.id):
-            other = state.get(r.target if direction == "out" else r.source)
+            other_id = r.target if direction == "out" else r.source
+            other = state.get(other_id)
             if other is not None:
                 out.append((other.name, r.kind, direction))
+            elif other_id == USER_ID:
+                out.append(("USER", r.kind, direction))
+        return out
+
+    def user_relations(self) -> list[tuple[str, str]]:
+        """``(relation kind, entity name)`` for what the user is said to own, prefer,
+        be interested in or be located in ("USER OWNS Aurelle Platine").
+
+        Example:
+            >>> from memory_chains.entities import RuleEntityExtractor
+            >>> t = EntityTracker(RuleEntityExtractor(use_spacy=False))
+            >>> _ = t.observe("J'habite à Quimper.")
+            >>> t.user_relations()
+            [('LOCATED_IN', 'Quimper')]
+        """
+        state = self.state
+        out = []
+        for r in state.relations:
+            target = state.get(r.target)
+            if r.source == USER_ID and target is not None:
+                out.append((r.kind, target.name))
         return out
 
     def context(self, question: str = "", *, max_tokens: int = 256, limit: int = 12) -> str:

@@ -72,7 +72,16 @@ PRESETS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "travel": TRAVEL_TYPES,
     }
 )
-BUILTIN_RELATIONS: tuple[str, ...] = ("COMPARES_TO", "PREFERS", "OWNS", "INTERESTED_IN")
+BUILTIN_RELATIONS: tuple[str, ...] = (
+    "WORKS_AT",
+    "LOCATED_IN",
+    "OWNS",
+    "COMPARES_TO",
+    "PART_OF",
+    "PREFERS",
+    "INTERESTED_IN",
+    "MADE_BY",
+)
 
 
 def resolve_types(types: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
@@ -263,6 +272,7 @@ class Mention:
     name: str
     type: str
     attributes: Mapping[str, str] = field(default_factory=dict)
+    confidence: float = 1.0  # how sure the extractor is of the type (the model says)
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,19 @@ def test_entity_memory_with_the_real_model(model):
     block = memory.load_memory_variables({"question": "Quelle est sa garantie ?"})["entities"]
     assert "Dell XPS 15" in block
     assert memory.resolve("sa") is not None
+
+
+def test_unseen_names_typed_with_one_call_per_turn(model):
+    """Invented names no gazetteer holds: the model and the sentence evidence agree."""
+    tracker = EntityTracker(LLMEntityExtractor(model))
+    report = tracker.observe(
+        "Bonjour, je suis cliente chez Banque Sorel et j'habite à Quistrel.",
+        "Bonjour, ici Soizic, conseillère chez Banque Sorel. Le forfait Azalée Duo coûte "
+        "9,90 € par mois.",
+    )
+    assert report.model_calls == 1 and tracker.failed_turns == []
+    types = {e.name: e.type for e in tracker.entities()}
+    assert types.get("Banque Sorel") == "ORGANIZATION", types
+    assert types.get("Quistrel") == "LOCATION", types
+    assert types.get("9,90 € par mois") == "MONEY", types
+    assert ("LOCATED_IN", "Quistrel") in tracker.user_relations()

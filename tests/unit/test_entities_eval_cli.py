@@ -56,10 +56,67 @@ def test_compare_langchain_counts_its_calls(tmp_path):
     assert out["tp"] == 1 and out["fn"] == 1
 
 
-def test_eval_entities_packaged_heldout_set(capsys):
-    """The held-out set: 16 dialogues, French and English, four domains, its own names."""
-    assert main(["eval", "entities", "--set", "heldout", "--extractor", "rules", "--json"]) == 0
+def test_eval_entities_packaged_legacy_heldout_set(capsys):
+    """The older held-out set: 16 dialogues, French and English, four domains."""
+    args = ["eval", "entities", "--set", "legacy-heldout", "--extractor", "rules", "--json"]
+    assert main([*args, "--spacy", "off"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["dataset"].endswith("entities_heldout.jsonl")
+    assert result["dataset"].endswith("entities/legacy_heldout.jsonl")
     assert result["dialogues"] == 16 and result["llm_calls_per_turn"] == 0.0
     assert {"PERSON", "PRODUCT", "LOCATION", "TICKET_ID", "SKILL"} <= set(result["types"])
+
+
+def test_relations_and_aliases_are_scored(tmp_path, capsys):
+    line = {
+        "id": "r1",
+        "turns": [
+            ["user", "J'habite à Quistrel, je compare le Velto Pro et le Velto Max."],
+            ["assistant", "Ici Albane Vireau, conseillère chez Lotrix. Le Velto Pro est à 12 €."],
+        ],
+        "entities": [
+            {"name": "Quistrel", "type": "LOCATION"},
+            {"name": "Velto Pro", "type": "PRODUCT", "aliases": ["le Velto Pro"]},
+            {"name": "Velto Max", "type": "PRODUCT"},
+            {"name": "Albane Vireau", "type": "PERSON"},
+            {"name": "Lotrix", "type": "ORGANIZATION"},
+            {"name": "12 €", "type": "MONEY"},
+        ],
+        "relations": [
+            ["USER", "LOCATED_IN", "Quistrel"],
+            ["Velto Max", "COMPARES_TO", "Velto Pro"],  # either way round
+            ["Albane Vireau", "WORKS_AT", "Lotrix"],
+            ["Velto Pro", "MADE_BY", "Lotrix"],
+        ],
+    }
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    args = ["eval", "entities", "--dataset", str(data), "--extractor", "rules", "--json"]
+    assert main([*args, "--verbose"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out.strip().splitlines()[-1])
+    assert result["f1"] == 1.0 and result["alias_recall"] == 1.0
+    assert (result["rel_tp"], result["rel_fn"]) == (3, 1)
+    assert result["relation_recall"] == 0.75 and result["relation_precision"] == 1.0
+    assert "relation missed: Velto Pro MADE_BY Lotrix" in captured.err
+
+
+def test_a_second_entity_for_an_alias_is_unresolved_and_spurious():
+    from memory_chains.entities._eval import GoldEntity, score_entities
+    from memory_chains.entities._types import Entity
+
+    gold = [GoldEntity("Gaëlle Le Dantec", "PERSON", ("Mme Le Dantec",))]
+    one = score_entities(gold, [Entity("e1", "Gaëlle Le Dantec", "PERSON", ("Mme Le Dantec",))])
+    two = score_entities(
+        gold, [Entity("e1", "Gaëlle Le Dantec", "PERSON"), Entity("e2", "Mme Le Dantec", "PERSON")]
+    )
+    assert (one.aliases, one.aliases_resolved, one.fp) == (1, 1, 0)
+    assert (two.aliases, two.aliases_resolved, two.fp) == (1, 0, 1)
+
+
+def test_ids_filter_and_the_test_split_reminder(capsys):
+    # The test split is never scored here: the filter leaves nothing to run.
+    assert main(["eval", "entities", "--set", "test", "--ids", "no-such-id"]) == 1
+    assert "report it once" in capsys.readouterr().err
+    args = ["eval", "entities", "--set", "dev", "--extractor", "rules", "--json"]
+    assert main([*args, "--ids", "fr-bank-02,en-bank-03"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["dialogues"] == 2

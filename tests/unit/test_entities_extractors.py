@@ -21,6 +21,8 @@ from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.testing import ScriptedChatModel
 
 TYPES = ["PERSON", "PRODUCT", "ORGANIZATION", "MONEY"]
+# The LLM extractor keeps only names the turn writes (or the memory knows).
+TURN = "User: Le Dell XPS 15 ou le Lenovo ThinkPad X1 ?"
 GOOD = json.dumps(
     {
         "entities": [
@@ -63,7 +65,8 @@ def test_repair_gives_up_with_the_raw_text(raw):
 
 def test_one_call_per_turn_for_all_entities_and_relations():
     model = ScriptedChatModel(replies=[GOOD])
-    x = LLMEntityExtractor(model).extract("User: XPS ou ThinkPad ?", TYPES, ["Dell XPS 15"])
+    known = ["Dell XPS 15", "Lenovo ThinkPad X1"]
+    x = LLMEntityExtractor(model).extract("User: XPS ou ThinkPad ?", TYPES, known)
     assert len(model.calls) == 1 and x.model_calls == 1 and x.ok
     assert [m.name for m in x.mentions] == ["Dell XPS 15", "Lenovo ThinkPad X1"]
     assert x.mentions[0].attributes == {"prix": "1599 €"}
@@ -89,13 +92,13 @@ def test_prompt_prefix_is_identical_between_calls_and_lists_the_types():
 
 def test_truncated_answer_is_repaired_without_a_retry():
     model = ScriptedChatModel(replies=[GOOD[:120]])
-    x = LLMEntityExtractor(model).extract("User: x", TYPES)
+    x = LLMEntityExtractor(model).extract(TURN, TYPES)
     assert x.ok and len(model.calls) == 1 and x.mentions[0].name == "Dell XPS 15"
 
 
 def test_unusable_answer_is_retried_once_then_succeeds():
     model = ScriptedChatModel(replies=["Désolé, je ne peux pas.", GOOD])
-    x = LLMEntityExtractor(model).extract("User: x", TYPES)
+    x = LLMEntityExtractor(model).extract(TURN, TYPES)
     assert x.ok and x.model_calls == 2 and len(model.calls) == 2
 
 
@@ -115,7 +118,7 @@ def test_model_exception_is_reported_and_next_turn_works():
     model = ScriptedChatModel(replies=[RuntimeError("boom"), RuntimeError("boom"), GOOD])
     tracker = EntityTracker(LLMEntityExtractor(model), types=TYPES)
     assert "boom" in tracker.observe("a").error
-    assert tracker.observe("b").error == ""
+    assert tracker.observe(TURN).error == ""
     assert [e.name for e in tracker.entities()] == ["Dell XPS 15", "Lenovo ThinkPad X1"]
 
 
@@ -135,7 +138,8 @@ def test_invalid_items_are_dropped_not_fatal():
             "relations": [{"source": 1, "relation": "OWNS", "target": "x"}],
         }
     )
-    x = LLMEntityExtractor(ScriptedChatModel(replies=[raw])).extract("User: x", TYPES)
+    turn = "User: je suis Marie."
+    x = LLMEntityExtractor(ScriptedChatModel(replies=[raw])).extract(turn, TYPES)
     assert [(m.name, m.type, dict(m.attributes)) for m in x.mentions] == [
         ("Marie", "PERSON", {"skills": "a, b"})
     ]
@@ -208,7 +212,9 @@ def test_rules_relation_for_a_comparison():
 def test_entity_memory_save_load_and_key_errors():
     memory = EntityMemory(llm=ScriptedChatModel(replies=[GOOD]), types=TYPES)
     assert memory.memory_variables == ["entities"]
-    memory.save_context({"question": "XPS ou ThinkPad ?"}, {"answer": "Les deux sont bons."})
+    memory.save_context(
+        {"question": "Dell XPS 15 ou Lenovo ThinkPad X1 ?"}, {"answer": "Les deux sont bons."}
+    )
     block = memory.load_memory_variables({"question": "et le ThinkPad ?"})["entities"]
     assert block.splitlines()[1].startswith("- Lenovo ThinkPad X1 [PRODUCT]")
     assert memory.resolve("le second") == "Lenovo ThinkPad X1"
@@ -292,7 +298,7 @@ def test_packaged_dev_set_is_valid_and_big_enough():
 
     import memory_chains.entities
 
-    path = Path(memory_chains.entities.__file__).parents[1] / "data/eval/entities_dev.jsonl"
+    path = Path(memory_chains.entities.__file__).parents[1] / "data/eval/entities/legacy_dev.jsonl"
     data = load_dataset(path)
     assert len(data) >= 15
     ids = [d.id for d in data]
