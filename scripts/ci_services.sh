@@ -28,6 +28,10 @@ as_postgres() {
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+if [ "${#missing[@]}" -gt 0 ] && [ -n "${MC_NO_INSTALL:-}" ]; then
+    echo "ci_services: ${missing[*]} not installed (MC_NO_INSTALL is set)" >&2
+    exit 3
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "ci_services: installing ${missing[*]}"
     apt-get update -qq

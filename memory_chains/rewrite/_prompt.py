@@ -108,6 +108,17 @@ _EXAMPLES: tuple[tuple[tuple[Turn, ...], str, list[str], str], ...] = (
     ),
     (
         (
+            ("user", "Je réserve une chambre double à l'hôtel Les Tilleuls."),
+            ("user", "Quel est son prix ?"),
+            ("assistant", "La chambre double des Tilleuls est à 95 € la nuit."),
+        ),
+        "Et par rapport à celle du Relais Fleuri ?",
+        ["Les Tilleuls"],
+        "Quel est le prix de la chambre double de l'hôtel Les Tilleuls par rapport à celle du "
+        "Relais Fleuri ?",
+    ),
+    (
+        (
             ("user", "Je cherche un terreau pour mes tomates."),
             ("assistant", "Le terreau Florabelle potager est à 8,90 € le sac de 40 L."),
         ),

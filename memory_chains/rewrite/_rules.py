@@ -64,6 +64,14 @@ _FR_DEMONSTRATIVE = re.compile(
     r"\s*(?:\d+(?:[.,]\d+)?|[^\s,?!]+)(?:\s*[€$£%]|\s+euros?)?)?",
     _I,
 )
+# "compare à celui de Lenovo", "compared to the Lenovo one": the compared thing is missing.
+_COMPARE_VERB = re.compile(
+    r"\b(?P<verb>compare[sz]?|comparons|comparer|compare)\s+(?=(?:à|a|au|aux|avec|to|with)\b)", _I
+)
+_COMPARED = re.compile(
+    r"\b(?P<verb>compar[ée]e?s?|compared)\s+(?=(?:à|a|au|aux|avec|to|with)\b)", _I
+)
+_LEAD_ONLY = re.compile(r"^\s*(?:(?:et|and|mais|but|alors|so)\b[\s,]*)?$", _I)
 # "la résilier", "le prendre", "l'avoir signé": an object pronoun before an infinitive.
 _FR_OBJECT = re.compile(
     r"\b(?P<pro>le|la|les|l')\s*(?P<verb>avoir\s+[a-zà-ÿ]+[ée]s?|[a-zà-ÿ]+(?:er|ir|re))\b", _I
@@ -159,6 +167,15 @@ def _impersonal(question: str, match: re.Match[str]) -> bool:
 
 def _substitute(question: str, phrase: str, name: str, french: bool) -> str | None:
     """``question`` with ``phrase`` in place of what stands for it, or None."""
+    verb = _COMPARE_VERB.search(question)
+    compared = _COMPARED.search(question)
+    # "Et compare à celui de Lenovo ?" → "Et compare le Dell XPS 15 à celui de Lenovo ?"
+    if verb and _LEAD_ONLY.match(question[: verb.start()]):
+        return f"{question[: verb.end('verb')]} {phrase}{question[verb.end('verb') :]}"
+    # "And compared to the Lenovo one?" → "And the Dell XPS 15, compared to the Lenovo one?"
+    if compared and _LEAD_ONLY.match(question[: compared.start()]):
+        head = question[: compared.start()]
+        return f"{head}{phrase}, {question[compared.start() :]}"
     ordinal = (_FR_ORDINAL if french else _EN_ORDINAL).search(question)
     if ordinal:
         det = ordinal.group(0).split()[0].lower()
@@ -235,6 +252,24 @@ def _choice(question: str, phrases: Sequence[str], french: bool) -> str:
     return f"{body}, {listed}{space}{mark}"
 
 
+def _with_aspect(phrase: str, history: Sequence[Turn]) -> str:
+    """``phrase`` headed by what the user last asked about it: an elliptic comparison ("Et
+    compare à celui de Lenovo ?") compares that ("la garantie du Dell XPS 15").
+
+    Example:
+        >>> _with_aspect("le Dell XPS 15", [("user", "Quelle est sa garantie ?")])
+        'la garantie du Dell XPS 15'
+    """
+    last = next((text for role, text in reversed(history) if role == "user"), "")
+    possessive = _FR_POSSESSIVE.search(last)
+    if possessive is None:
+        return phrase
+    noun = possessive.group("noun")
+    det = {"sa": "la", "son": "le"}.get(possessive.group("det").lower(), "les")
+    head = f"l'{noun}" if det != "les" and _VOWEL.match(noun) else f"{det} {noun}"
+    return f"{head} {_of(phrase)}"
+
+
 def put_referent(
     question: str,
     referent: str | Sequence[str],
@@ -264,6 +299,8 @@ def put_referent(
     if not referent or fold(referent) in fold(question):
         return None
     phrase = name_phrase(referent, history)
+    if french and _COMPARE_VERB.search(question):
+        phrase = _with_aspect(phrase, history)
     if "substitution" in rules:
         written = _substitute(question, phrase, referent, french)
         if written is not None:

@@ -197,11 +197,14 @@ def verify(
         return Verdict(None, f"too long ({len(words)} words)")
     if len(words) >= 4 and detect_language(rewrite) != detection.language:
         return Verdict(None, f"not in the question's language ({detection.language})")
-    asks = "?" in question or _INTERROGATIVE.search(question)
-    if asks and "?" not in rewrite and not _INTERROGATIVE.search(rewrite):
-        return Verdict(None, "an answer, not a question")
     heard = fold(" ".join([question, *(text for _, text in turns), *names]))
     user_said = fold(" ".join([question, *(t for r, t in turns if r == "user"), *names]))
+    asks = "?" in question or _INTERROGATIVE.search(question)
+    # "Comparez le Dell XPS 15 à celui de Lenovo." is a request in the user's own words; a
+    # statement bringing words only the assistant said is an answer.
+    in_user_words = set(_content(rewrite)) <= set(_WORDS.findall(user_said)) | _stems(user_said)
+    if asks and "?" not in rewrite and not _INTERROGATIVE.search(rewrite) and not in_user_words:
+        return Verdict(None, "an answer, not a question")
     new_numbers = [n for n in _NUMBER.findall(rewrite) if n not in fold(question)]
     answered = [n for n in new_numbers if n not in user_said and not _in_a_name(n, names)]
     if answered and not all(n in heard for n in answered):

@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -55,7 +56,14 @@ from memory_chains.errors import (
 )
 from memory_chains.providers import get_token_counter
 from memory_chains.rag import ConversationalRAG, RAGAnswer
-from memory_chains.stores import BaseStore, ResilientStore, export_user, forget_session, forget_user
+from memory_chains.stores import (
+    BaseStore,
+    ResilientStore,
+    export_user,
+    forget_session,
+    forget_user,
+    readmit_user,
+)
 from memory_chains.web._config import WebConfig
 from memory_chains.web._memory import MemoryParts, MemoryWork, SessionMemory
 from memory_chains.web._worker import ModelWorker, Ticket
@@ -274,10 +282,21 @@ class ChatService:
     async def forget_user(self, user_id: str) -> dict[str, Any]:
         """Erase everything held about the user (every session and every memory).
 
+        The user is still at the page and may go on chatting: that is a new start, so once
+        the erase is done (answers of theirs being written here are waited for, and any
+        other writer is stopped by the store's tombstone while it runs) the user is
+        re-admitted with :func:`~memory_chains.stores.readmit_user`. A forgotten *session*
+        stays refused: the page moves on to a new session id.
+
         Raises:
             StoreUnavailableError: the store is down; nothing was erased.
         """
-        result = await asyncio.to_thread(forget_user, self.store, user_id)
+        locks = [lock for (user, _), lock in list(self._locks.items()) if user == user_id]
+        async with contextlib.AsyncExitStack() as held:
+            for lock in locks:
+                await held.enter_async_context(lock)
+            result = await asyncio.to_thread(forget_user, self.store, user_id)
+            await asyncio.to_thread(readmit_user, self.store, user_id)
         return {"sessions": result.sessions, "turns": result.turns, "documents": result.documents}
 
     async def export(self, user_id: str) -> dict[str, Any]:

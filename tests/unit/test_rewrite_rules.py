@@ -88,3 +88,44 @@ def test_every_worked_example_chooses_among_its_listed_names() -> None:
         assert set(about) <= set(names), (about, names)
         schema = response_format(names)["json_schema"]["schema"]["properties"]["about"]
         assert schema.get("items", {}).get("enum", []) == list(names)
+
+
+_SHOP = [
+    ("user", "Je regarde le Zephyr 14 de Norvane, il est dispo ?"),
+    ("assistant", "Oui, le Zephyr 14 est en stock."),
+    ("user", "Quel est son poids ?"),
+    ("assistant", "Le Zephyr 14 pèse 1,3 kg."),
+]
+
+
+def test_an_elliptic_comparison_names_the_missing_side_with_the_aspect_asked() -> None:
+    written = put_referent("Et compare à celui de Kovalt ?", ["Zephyr 14"], _SHOP)
+    assert written == "Et compare le poids du Zephyr 14 à celui de Kovalt ?"
+
+
+def test_a_comparison_with_a_pronoun_keeps_the_pronoun_rule() -> None:
+    written = put_referent("Is it lighter than the Kovalt?", "Zephyr 14", [("user", "Zephyr 14?")])
+    assert written is not None and written.startswith("Is Zephyr 14 lighter")
+
+
+def test_an_elliptic_complement_goes_back_into_the_question_the_model_returned() -> None:
+    turns = [("user", "À quelle heure ouvre la médiathèque Brontë ?"), ("assistant", "À 9 h.")]
+    q = "Et le dimanche ?"
+    verdict = verify("À quelle heure ouvre la médiathèque Brontë ?", q, analyse(q), turns)
+    assert verdict.question == "À quelle heure ouvre la médiathèque Brontë le dimanche ?"
+    # a rewrite that drops the question's words without being the earlier question is refused
+    assert verify("Quels sont les horaires ?", q, analyse(q), turns).question is None
+
+
+def test_a_request_in_the_users_words_is_not_an_answer() -> None:
+    q = "Et compare à celui de Kovalt ?"
+    ok = verify("Comparez le Zephyr 14 à celui de Kovalt.", q, analyse(q), _SHOP, ["Zephyr 14"])
+    assert ok.question == "Comparez le Zephyr 14 à celui de Kovalt ?"
+    answer = verify("Le Zephyr 14 pèse 1,3 kg.", q, analyse(q), _SHOP, ["Zephyr 14"])
+    assert answer.question is None
+
+
+def test_a_reference_phrase_in_the_users_words_is_not_a_copied_answer() -> None:
+    q = "Et compare à celui de Kovalt ?"
+    rewrite = "Quel est le poids du Zephyr 14 comparé à celui de Kovalt ?"
+    assert verify(rewrite, q, analyse(q), _SHOP, ["Zephyr 14"]).question == rewrite

@@ -138,8 +138,12 @@ async def test_forget_erases_the_session_and_its_recalled_turns_only(
     assert (await memory(client, "s2"))["turns"] == 1
     exported = json.dumps((await client.get("/export")).json())
     assert "vélo" not in exported and "Pilates" in exported
-    done = final(await chat(client, "s1", "Et mon vélo ?"))  # the id can start again
-    assert done["memory"]["stored"]
+    # a forgotten session id stays refused (a tab still open on it cannot bring it back);
+    # the page goes on under a new id
+    refused = await chat(client, "s1", "Et mon vélo ?")
+    assert refused[-1][0] == "error" and refused[-1][1]["kind"] == "ForgottenError"
+    assert (await memory(client, "s1"))["turns"] == 0
+    assert final(await chat(client, "s3", "Et mon vélo ?"))["memory"]["stored"]
 
 
 async def test_forget_user_needs_confirmation_then_erases_everything(
@@ -154,6 +158,8 @@ async def test_forget_user_needs_confirmation_then_erases_everything(
     assert reply.status_code == 200 and reply.json()["forgotten"]["sessions"] == 1
     exported = (await client.get("/export", params={"user": "claire"})).json()
     assert exported["sessions"] == [] and exported["documents"] == []
+    # still at the page: chatting again is a new start
+    assert final(await chat(client, "s2", PILATES, user="claire"))["memory"]["stored"]
 
 
 async def test_export_is_the_users_data_as_an_attachment(client: httpx.AsyncClient) -> None:
