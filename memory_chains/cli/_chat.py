@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = ["register"]
@@ -29,7 +28,7 @@ PERSISTENT_WINDOW = 10
 def register(sub: Any) -> None:
     """Add ``chat`` to the parser."""
     from memory_chains.cli._common import add_model_options
-    from memory_chains.cli._store_args import add_store_options
+    from memory_chains.cli._store_args import add_docs_option, add_store_options
 
     parser: argparse.ArgumentParser = sub.add_parser(
         "chat",
@@ -37,12 +36,7 @@ def register(sub: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--docs",
-        type=Path,
-        default=None,
-        help="folder of .txt/.md documents (default: the sample knowledge base)",
-    )
+    add_docs_option(parser)
     parser.add_argument("--once", metavar="MESSAGE", help="answer one message and exit")
     add_store_options(parser, user_required=False, session=True)
     add_model_options(parser)

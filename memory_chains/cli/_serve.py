@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = ["register"]
@@ -23,18 +22,15 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add ``serve`` to the parser."""
+    from memory_chains.cli._store_args import add_docs_option, add_store_option
+
     parser: argparse.ArgumentParser = sub.add_parser(
         "serve",
         help="the reference chat web app (FastAPI + uvicorn)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--docs",
-        type=Path,
-        default=None,
-        help="folder of .txt/.md documents (default: the sample knowledge base)",
-    )
+    add_docs_option(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on")
     parser.add_argument("--k", type=int, default=3, help="documents retrieved per question")
@@ -47,13 +43,7 @@ def register(sub: Any) -> None:
         default="code",
         help="fold old turns without a model call (default) or with the model",
     )
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        default=None,
-        help="store URL: sqlite:///file, redis://host:port/db, postgresql://user@host/db "
-        "(default: MEMORY_CHAINS_STORE, else memory.sqlite3 under MEMORY_CHAINS_HOME)",
-    )
+    add_store_option(parser)
     parser.set_defaults(run=run)
 
 

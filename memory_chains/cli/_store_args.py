@@ -15,13 +15,21 @@ Example:
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
-__all__ = ["add_store_options", "confirm", "describe_store", "open_cli_store"]
+__all__ = [
+    "add_docs_option",
+    "add_store_option",
+    "add_store_options",
+    "confirm",
+    "describe_store",
+    "open_cli_store",
+]
 
 
-def add_store_options(parser: Any, *, user_required: bool, session: bool = False) -> None:
-    """Add ``--store`` and ``--user`` (and ``--session`` when ``session``)."""
+def add_store_option(parser: Any) -> None:
+    """Add ``--store URL``."""
     parser.add_argument(
         "--store",
         metavar="URL",
@@ -29,6 +37,21 @@ def add_store_options(parser: Any, *, user_required: bool, session: bool = False
         help="store URL: sqlite:///file, redis://host:port/db, postgresql://user@host/db "
         "(default: MEMORY_CHAINS_STORE, else memory.sqlite3 under MEMORY_CHAINS_HOME)",
     )
+
+
+def add_docs_option(parser: Any) -> None:
+    """Add ``--docs FOLDER`` (default: the sample knowledge base)."""
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        default=None,
+        help="folder of .txt/.md documents (default: the sample knowledge base)",
+    )
+
+
+def add_store_options(parser: Any, *, user_required: bool, session: bool = False) -> None:
+    """Add ``--store`` and ``--user`` (and ``--session`` when ``session``)."""
+    add_store_option(parser)
     parser.add_argument(
         "--user",
         metavar="U",

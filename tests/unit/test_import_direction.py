@@ -1,0 +1,50 @@
+"""Core modules never import evaluation or CLI code (the runtime package is the product).
+
+Read from the source with :mod:`ast`, so a lazy import inside a function counts too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import memory_chains
+
+PACKAGE = Path(memory_chains.__file__).resolve().parent
+OUTER = ("memory_chains.evaluation", "memory_chains.cli")
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _core_modules() -> list[Path]:
+    outer_dirs = {PACKAGE / "evaluation", PACKAGE / "cli"}
+    return [
+        p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if not any(d in p.parents for d in outer_dirs) and p.name != "__main__.py"
+    ]
+
+
+def test_no_core_module_imports_evaluation_or_cli() -> None:
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(
+            name for name in _imports(path) if name.startswith(OUTER)
+        )
+        for path in _core_modules()
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_check_sees_a_lazy_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from memory_chains.evaluation import metrics\n")
+    assert "memory_chains.evaluation" in _imports(module)
