@@ -29,6 +29,7 @@ from collections.abc import Collection, Sequence
 
 from memory_chains._folding import fold
 from memory_chains._language import detect_language
+from memory_chains.rewrite._detect import analyse
 from memory_chains.rewrite._history import Turn
 
 __all__ = ["RULES", "name_phrase", "put_referent", "rule_rewrite"]
@@ -349,5 +350,11 @@ def rule_rewrite(
     folded = fold(question)
     chosen = referent or _ordinal_pick(question, turns, names)
     if not chosen:
-        chosen = next((n for n in names if fold(n) not in folded), "")
+        compares = "comparison" in analyse(question).reasons
+        if not compares and any(fold(n) in folded for n in names):
+            return None  # "Et la garantie du Dell XPS 15 ?" names its subject
+        # what the user spoke of before what the assistant mentioned in passing
+        said = fold(" ".join(text for role, text in turns if role == "user"))
+        ranked = sorted(names, key=lambda n: fold(n) not in said)
+        chosen = next((n for n in ranked if fold(n) not in folded), "")
     return put_referent(question, chosen, turns, rules)

@@ -129,3 +129,15 @@ def test_a_reference_phrase_in_the_users_words_is_not_a_copied_answer() -> None:
     q = "Et compare à celui de Kovalt ?"
     rewrite = "Quel est le poids du Zephyr 14 comparé à celui de Kovalt ?"
     assert verify(rewrite, q, analyse(q), _SHOP, ["Zephyr 14"]).question == rewrite
+
+
+def test_rules_leave_a_question_that_names_its_subject() -> None:
+    turns = [("user", "Je regarde le Zephyr 14."), ("assistant", "Il a une puce Kovalt K3.")]
+    names = ["Kovalt K3", "Zephyr 14"]
+    assert rule_rewrite("Et la garantie du Zephyr 14 ?", turns, names) is None
+
+
+def test_rules_prefer_what_the_user_spoke_of_to_a_name_in_an_answer() -> None:
+    turns = [("user", "Je regarde le Zephyr 14."), ("assistant", "Il a une puce Kovalt K3.")]
+    written = rule_rewrite("Et sa garantie ?", turns, ["Kovalt K3", "Zephyr 14"])
+    assert written is not None and "Zephyr 14" in written and "Kovalt" not in written
