@@ -8,7 +8,12 @@ import pytest
 _SERVER_VARIABLES = ("MEMORY_CHAINS_TEST_REDIS_URL", "MEMORY_CHAINS_TEST_POSTGRES_URL")
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After pytest's own summary line, so that it is the last thing printed."""
+    terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
+    if terminalreporter is None:
+        return
     skipped = terminalreporter.stats.get("skipped", [])
     waiting = [
         report
