@@ -202,7 +202,8 @@ def verify(
     asks = "?" in question or _INTERROGATIVE.search(question)
     # "Comparez le Dell XPS 15 à celui de Lenovo." is a request in the user's own words; a
     # statement bringing words only the assistant said is an answer.
-    in_user_words = set(_content(rewrite)) <= set(_WORDS.findall(user_said)) | _stems(user_said)
+    content = set(_content(rewrite))
+    in_user_words = bool(content) and content <= set(_WORDS.findall(user_said)) | _stems(user_said)
     if asks and "?" not in rewrite and not _INTERROGATIVE.search(rewrite) and not in_user_words:
         return Verdict(None, "an answer, not a question")
     new_numbers = [n for n in _NUMBER.findall(rewrite) if n not in fold(question)]
