@@ -192,10 +192,7 @@ def _substitute(question: str, phrase: str, name: str, french: bool) -> str | No
             return _replace(question, obj, f"{obj.group('verb')} {phrase}")
         possessive = _FR_POSSESSIVE.search(question)
         if possessive:
-            noun = possessive.group("noun")
-            det = {"sa": "la", "son": "le"}.get(possessive.group("det").lower(), "les")
-            head = f"l'{noun}" if det != "les" and _VOWEL.match(noun) else f"{det} {noun}"
-            return _replace(question, possessive, f"{head} {_of(phrase)}")
+            return _replace(question, possessive, f"{_definite(possessive)} {_of(phrase)}")
         inverted = next(
             (m for m in _FR_INVERTED.finditer(question) if not _impersonal(question, m)), None
         )
@@ -263,12 +260,14 @@ def _with_aspect(phrase: str, history: Sequence[Turn]) -> str:
     """
     last = next((text for role, text in reversed(history) if role == "user"), "")
     possessive = _FR_POSSESSIVE.search(last)
-    if possessive is None:
-        return phrase
+    return phrase if possessive is None else f"{_definite(possessive)} {_of(phrase)}"
+
+
+def _definite(possessive: re.Match[str]) -> str:
+    """The possessive's noun with a definite article: "sa garantie" → "la garantie"."""
     noun = possessive.group("noun")
     det = {"sa": "la", "son": "le"}.get(possessive.group("det").lower(), "les")
-    head = f"l'{noun}" if det != "les" and _VOWEL.match(noun) else f"{det} {noun}"
-    return f"{head} {_of(phrase)}"
+    return f"l'{noun}" if det != "les" and _VOWEL.match(noun) else f"{det} {noun}"
 
 
 def put_referent(
