@@ -39,15 +39,16 @@ from pydantic import ConfigDict
 from memory_chains._pydantic import TypedValidation
 from memory_chains.context._builder import BuiltContext, ContextBuilder
 from memory_chains.errors import InvalidInputError
+from memory_chains.rag._prompts import answer_instructions
 
 __all__ = ["CONTEXT_QA_PROMPT", "ContextMemory", "build_context_chain"]
 
-_SYSTEM = (
-    "You are a helpful customer assistant. Answer the user's question using only the "
-    "context documents, what you know about the user and the conversation so far. If they "
-    "do not contain the answer, say briefly that you do not have that information. Be "
-    "concise (one to three sentences). Always answer in the language of the question "
-    "(French questions get French answers)."
+_SYSTEM = answer_instructions(
+    "the context documents, what you know about the user and the conversation so far"
+)
+
+_REMINDER = (
+    "Answer from the documents; if they say that what is asked does not exist, say so."
 )
 
 CONTEXT_QA_PROMPT = ChatPromptTemplate.from_messages(
@@ -56,11 +57,15 @@ CONTEXT_QA_PROMPT = ChatPromptTemplate.from_messages(
         (
             "human",
             "What you know:\n{memory_context}\n\nConversation so far:\n{chat_history}\n\n"
-            "Context documents:\n{context}\n\nQuestion: {question}",
+            "Context documents:\n{context}\n\n" + _REMINDER + "\nQuestion: {question}",
         ),
     ]
 )
-"""Answer prompt with ``memory_context``, ``chat_history``, ``context`` and ``question``."""
+"""Answer prompt with ``memory_context``, ``chat_history``, ``context`` and ``question``.
+
+Its last instruction is repeated just before the question: with the memory blocks in
+front of the documents, a small model otherwise reads past a document's "there is no X
+on Saturday" and answers with the next thing it finds there."""
 
 
 class ContextMemory(TypedValidation, BaseMemory):

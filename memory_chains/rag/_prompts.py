@@ -8,17 +8,29 @@ from __future__ import annotations
 
 from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 
-__all__ = ["DOCUMENT_PROMPT", "QA_PROMPT"]
+__all__ = ["DOCUMENT_PROMPT", "QA_PROMPT", "answer_instructions"]
 
-_SYSTEM = (
-    "You are a helpful customer assistant. Answer the user's question using only the "
-    "context documents below and the conversation so far. If the context does not contain "
-    "the answer, say briefly that you do not have that information. When the context says "
-    "that what is asked does not exist or is not offered, say so plainly rather than "
-    "answering about something else. Be concise (one to "
-    "three sentences). Always answer in the language of the question (French questions get "
-    "French answers)."
-)
+def answer_instructions(sources: str) -> str:
+    """The answer step's system text, for a prompt whose material is ``sources``.
+
+    One text for every answer prompt of the package (the classic chain's, the context
+    chain's, the 1.x steps'), so that a rule of answering added here holds for all.
+
+    Example:
+        >>> "say so plainly" in answer_instructions("the context documents below")
+        True
+    """
+    return (
+        "You are a helpful customer assistant. Answer the user's question using only "
+        f"{sources}. If the context does not contain the answer, say briefly that you do not "
+        "have that information. When the context says that what is asked does not exist or "
+        "is not offered, say so plainly rather than answering about something else. Be "
+        "concise (one to three sentences). Always answer in the language of the question "
+        "(French questions get French answers)."
+    )
+
+
+_SYSTEM = answer_instructions("the context documents below and the conversation so far")
 
 QA_PROMPT = ChatPromptTemplate.from_messages(
     [

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from memory_chains.errors import StoreError, StoreNotFoundError, StoreUnavailableError
@@ -130,6 +131,32 @@ def checkpoint_wal(conn: sqlite3.Connection, path: str, timeout: float, *, wait:
     return row is None or row[0] == 0
 
 
+def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Put the database in WAL mode, waiting up to ``timeout`` for other openers.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite answers "database is
+    locked" at once, without its busy handler, when another process opens the same new
+    file at that moment: the switch is retried instead. A database already in WAL mode
+    needs no lock at all.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            row = conn.execute("PRAGMA journal_mode").fetchone()
+            if row is not None and str(row[0]).lower() == "wal":
+                return
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+
 def connect_read_write(path: str, timeout: float) -> sqlite3.Connection:
     """A connection in WAL mode with ``secure_delete`` (its directory created).
 
@@ -145,7 +172,7 @@ def connect_read_write(path: str, timeout: float) -> sqlite3.Connection:
             isolation_level=None,  # the store issues BEGIN/COMMIT itself
             check_same_thread=False,  # guarded by the store's lock
         )
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enter_wal(conn, timeout)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         # Deleted rows are overwritten with zeros, so that forgetting a user leaves no

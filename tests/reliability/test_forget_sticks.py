@@ -46,11 +46,23 @@ def _start_writers(target: StoreTarget, n: int) -> list[subprocess.Popen[str]]:
             env=child_env(),
         )
         writers.append(child)
-    for child in writers:
-        assert child.stdout is not None
-        line = child.stdout.readline()
-        assert line.strip() == "ready", child.stderr.read() if child.stderr else line
+    try:
+        for child in writers:
+            assert child.stdout is not None
+            line = child.stdout.readline()
+            assert line.strip() == "ready", child.stderr.read() if child.stderr else line
+    except BaseException:
+        _stop(writers)
+        raise
     return writers
+
+
+def _stop(writers: list[subprocess.Popen[str]]) -> None:
+    """Kill the writers still running and close their pipes."""
+    for child in writers:
+        if child.poll() is None:
+            child.kill()
+        child.communicate()
 
 
 def _reports(writers: list[subprocess.Popen[str]]) -> list[dict[str, object]]:
@@ -103,10 +115,7 @@ def test_writer_processes_cannot_bring_a_forgotten_user_back(
         assert readmit_user(main, "u0") == 1
         assert main.append_turn("u0", "s0", "de retour", "bienvenue").seq == 1
     finally:
-        for child in writers:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+        _stop(writers)
         main.close()
 
 
