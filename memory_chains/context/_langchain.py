@@ -47,9 +47,7 @@ _SYSTEM = answer_instructions(
     "the context documents, what you know about the user and the conversation so far"
 )
 
-_REMINDER = (
-    "Answer from the documents; if they say that what is asked does not exist, say so."
-)
+_REMINDER = "Answer from the documents; if they say that what is asked does not exist, say so."
 
 CONTEXT_QA_PROMPT = ChatPromptTemplate.from_messages(
     [

@@ -10,6 +10,7 @@ from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 
 __all__ = ["DOCUMENT_PROMPT", "QA_PROMPT", "answer_instructions"]
 
+
 def answer_instructions(sources: str) -> str:
     """The answer step's system text, for a prompt whose material is ``sources``.
 
