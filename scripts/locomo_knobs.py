@@ -15,8 +15,9 @@ recall must not pay for noise. Then the **leave-one-conversation-out** estimate:
 conversation is scored with the setting :func:`choose` picks on the nine others, so no
 conversation is scored with knobs chosen on it.
 
-This is how the defaults of :class:`memory_chains.recall.RecallConfig` were chosen on
-2026-12-02; ``memory-chains eval locomo`` measures them.
+This is how :meth:`memory_chains.recall.RecallConfig.locomo` was chosen on 2026-12-02
+(then the defaults; they are neutral since 2026-12-04); ``memory-chains eval locomo
+--preset locomo`` measures it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ Row = tuple[int, int, float]  # conversation, category, recall@10
 def _config(setting: Setting) -> RecallConfig:
     speaker, (neighbour, factor), lexical, feedback, session = setting
     return dataclasses.replace(
-        RecallConfig(),
+        RecallConfig.locomo(),
         speaker_boost=speaker,
         neighbour_weight=neighbour,
         next_factor=factor,

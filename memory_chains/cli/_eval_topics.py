@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; returns the process exit code."""
-    from memory_chains.context import DEFAULT_SIMILARITY_THRESHOLD, TopicTracker
+    from memory_chains.context import TopicTracker
     from memory_chains.context._eval import evaluate_topics, load_topic_cases
 
     cases = load_topic_cases(args.dataset)
@@ -48,12 +48,17 @@ def run(args: argparse.Namespace) -> int:
         from memory_chains.providers import get_embeddings
 
         embeddings = get_embeddings()
-    threshold = args.threshold if args.threshold is not None else DEFAULT_SIMILARITY_THRESHOLD
-    report = evaluate_topics(cases, TopicTracker(embeddings, similarity_threshold=threshold))
+    tracker = TopicTracker(embeddings, similarity_threshold=args.threshold)
+    report = evaluate_topics(cases, tracker)
     summary = report.as_dict()
     summary["embeddings"] = type(embeddings).__name__ if embeddings is not None else None
-    summary["threshold"] = threshold if embeddings is not None else None
+    summary["threshold"] = tracker.similarity_threshold if embeddings is not None else None
     print(f"topic changes: {report.cases} cases from {args.dataset.name}")
+    if embeddings is not None and tracker.similarity_threshold is None:
+        print(
+            f"{type(embeddings).__name__} carries no calibrated threshold: the words decided; "
+            "try the best threshold below with --threshold"
+        )
     print(
         f"accuracy {report.accuracy:.3f}  precision {report.precision:.3f}  "
         f"recall {report.recall:.3f}  (new subject = positive)"

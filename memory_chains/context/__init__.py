@@ -63,6 +63,7 @@ from memory_chains.context._topic import (
     TopicTracker,
     detect_topic_change,
     history_since_topic_start,
+    similarity_threshold_of,
     to_exchanges,
 )
 
@@ -105,6 +106,7 @@ __all__ = [
     "history_since_topic_start",
     "long_term_sources",
     "short_term_sources",
+    "similarity_threshold_of",
     "to_exchanges",
 ]
 

@@ -37,6 +37,7 @@ from langchain_core.messages import BaseMessage
 
 from memory_chains._folding import fold
 from memory_chains.errors import InvalidInputError
+from memory_chains.providers import E5Embeddings
 from memory_chains.rewrite import analyse
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "TopicTracker",
     "detect_topic_change",
     "history_since_topic_start",
+    "similarity_threshold_of",
     "to_exchanges",
 ]
 
@@ -53,8 +55,32 @@ __all__ = [
 #: similarities of same-topic and new-topic questions. ``memory-chains eval topics
 #: --embeddings`` measures those ranges, the accuracy at this threshold and the threshold that
 #: best separates them on the packaged cases (``--dataset`` for others; ``--threshold`` to try
-#: one). Other embeddings need their own threshold.
-DEFAULT_SIMILARITY_THRESHOLD = 0.852
+#: one). It belongs to those embeddings: ``E5Embeddings.topic_similarity_threshold`` carries
+#: it, and other embeddings need their own (see :func:`similarity_threshold_of`).
+DEFAULT_SIMILARITY_THRESHOLD = E5Embeddings.topic_similarity_threshold
+
+
+def similarity_threshold_of(embeddings: Any) -> float | None:
+    """The topic-change threshold calibrated for ``embeddings``, or ``None``.
+
+    Embeddings carry it as a ``topic_similarity_threshold`` attribute (set it on your own
+    class once ``memory-chains eval topics --embeddings`` has measured it); a wrapper that
+    has none gives its ``inner`` embeddings' one.
+
+    Example:
+        >>> from memory_chains.providers import E5Embeddings
+        >>> from memory_chains.testing import HashEmbeddings
+        >>> similarity_threshold_of(E5Embeddings()), similarity_threshold_of(HashEmbeddings())
+        (0.852, None)
+    """
+    seen = 0
+    while embeddings is not None and seen < 8:
+        value = getattr(embeddings, "topic_similarity_threshold", None)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        embeddings, seen = getattr(embeddings, "inner", None), seen + 1
+    return None
+
 
 # Folded, so accents do not matter. A strong marker announces a new subject by itself.
 _STRONG = (
@@ -143,13 +169,16 @@ class TopicTracker:
     """Detects when the user changes subject (pure and deterministic; stores nothing).
 
     Args:
-        embeddings: optional LangChain ``Embeddings`` (e.g. ``E5Embeddings``); when given, a
-            standalone question with few shared words is a change only if it is also
-            dissimilar to the recent exchanges.
+        embeddings: optional LangChain ``Embeddings`` (e.g. ``E5Embeddings``); when given
+            with a threshold, a standalone question with few shared words is a change only
+            if it is also dissimilar to the recent exchanges. Without a threshold they are
+            not asked (the words decide), since a cosine means nothing across models.
         window: how many recent exchanges the question is compared with.
         min_overlap: below this share of shared content words, a standalone question may
             be a new subject.
-        similarity_threshold: see :data:`DEFAULT_SIMILARITY_THRESHOLD`.
+        similarity_threshold: the cosine below which the question is dissimilar; by
+            default the one the embeddings carry (:func:`similarity_threshold_of`: 0.852
+            for ``E5Embeddings``, :data:`DEFAULT_SIMILARITY_THRESHOLD`), none for others.
 
     Example:
         >>> tracker = TopicTracker()
@@ -168,7 +197,7 @@ class TopicTracker:
         *,
         window: int = 2,
         min_overlap: float = 0.2,
-        similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+        similarity_threshold: float | None = None,
     ) -> None:
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise InvalidInputError(f"window must be an integer >= 1, got {window!r}")
@@ -179,6 +208,13 @@ class TopicTracker:
         self.embeddings = embeddings
         self.window = window
         self.min_overlap = min_overlap
+        if similarity_threshold is None:
+            similarity_threshold = similarity_threshold_of(embeddings)
+        elif not -1.0 <= similarity_threshold <= 1.0:
+            raise InvalidInputError(
+                f"similarity_threshold must be a cosine between -1 and 1, got "
+                f"{similarity_threshold!r}"
+            )
         self.similarity_threshold = similarity_threshold
         self._vectors: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()
@@ -222,11 +258,14 @@ class TopicTracker:
             reasons.insert(0, f"opener {weak.group(0).strip(' ,:')!r}")
         if overlap >= bar:
             return TopicChange(False, tuple(reasons), overlap)
-        if self.embeddings is None:
+        threshold = self.similarity_threshold
+        if self.embeddings is None or threshold is None:
+            if self.embeddings is not None:
+                reasons.append("no similarity threshold for these embeddings")
             return TopicChange(True, tuple(reasons), overlap)
         similarity = max(self.similarity(rest, f"{h} {a}") for h, a in recent)
-        reasons.append(f"similarity {similarity:.3f} vs threshold {self.similarity_threshold}")
-        changed = similarity < self.similarity_threshold
+        reasons.append(f"similarity {similarity:.3f} vs threshold {threshold}")
+        changed = similarity < threshold
         return TopicChange(changed, tuple(reasons), overlap, similarity)
 
     def topic_start(self, turns: Sequence[Any], question: str | None = None) -> int:

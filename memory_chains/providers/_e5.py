@@ -60,6 +60,11 @@ class E5Embeddings(Embeddings):
         384
     """
 
+    #: The cosine (question vs. a recent exchange) below which a standalone question is a
+    #: new subject, measured for these vectors by ``memory-chains eval topics --embeddings``;
+    #: :class:`~memory_chains.context.TopicTracker` reads it.
+    topic_similarity_threshold: float = 0.852
+
     def __init__(self, batch_size: int = 32) -> None:
         if batch_size <= 0:
             raise InvalidInputError(f"batch_size must be positive, got {batch_size}")

@@ -10,16 +10,17 @@
 2. pseudo-relevance feedback: the rarest terms of the best turns are added to the lexical
    query at a reduced weight, and the fusion is redone;
 3. a speaker boost: when the question names one of the speakers, that speaker's turns
-   gain a little (LoCoMo questions are about one person's life);
+   gain a little (off by default; the LoCoMo preset has it, its questions are about one
+   person's life);
 4. a date boost: when the question names a day or a month ("on 13 October 2023",
    "in June"), the turns of the sessions held then gain a little
    (:func:`~memory_chains.recall._dates.date_mask`);
 5. neighbour smoothing inside a session: a turn is lifted by the turn before it (an answer
-   often follows the turn that names the topic) or, more, by the turn after it (whose
-   vector reads the end of this one);
-6. a session nudge: turns of a session whose two best turns score high gain a little
-   (:func:`~memory_chains.recall._fusion.session_means`);
-7. a content nudge: turns carrying more rare content gain a little
+   often follows the turn that names the topic) or by the turn after it (whose vector
+   reads the end of this one; ``next_factor`` weighs it more);
+6. a session nudge (off by default): turns of a session whose two best turns score high
+   gain a little (:func:`~memory_chains.recall._fusion.session_means`);
+7. a content nudge (off by default): turns carrying more rare content gain a little
    (:meth:`~memory_chains.recall._state.EpisodeSet.content`), so that "Wow, that's
    great!" loses to "I signed up for a pottery class" when both match as well.
 

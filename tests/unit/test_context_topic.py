@@ -157,6 +157,7 @@ def test_embeddings_decide_only_when_words_are_not_shared() -> None:
         """Similarity 1.0 between any two texts: never a change by embeddings."""
 
         calls = 0
+        topic_similarity_threshold = 0.9
 
         def embed_query(self, text: str) -> list[float]:
             Fixed.calls += 1
@@ -290,3 +291,34 @@ def test_eval_topics_command_prints_one_json_line(capsys: pytest.CaptureFixture[
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["cases"] == 42 and summary["embeddings"] is None
     assert 0.9 <= summary["accuracy"] <= 1.0
+
+
+def test_embeddings_without_a_threshold_are_not_asked() -> None:
+    class Uncalibrated:
+        calls = 0
+
+        def embed_query(self, text: str) -> list[float]:
+            Uncalibrated.calls += 1
+            return [1.0, 0.0]
+
+    change = TopicTracker(Uncalibrated()).detect(PILATES, "Quelle est la garantie du Dell ?")
+    assert change.changed and change.similarity is None and Uncalibrated.calls == 0
+    assert "no similarity threshold for these embeddings" in change.reasons
+    given = TopicTracker(Uncalibrated(), similarity_threshold=0.5)
+    assert not given.detect(PILATES, "Quelle est la garantie du Dell ?").changed
+    assert Uncalibrated.calls > 0
+
+
+def test_the_threshold_belongs_to_the_embeddings() -> None:
+    from memory_chains.context import DEFAULT_SIMILARITY_THRESHOLD, similarity_threshold_of
+    from memory_chains.evaluation._vector_cache import CachedEmbeddings
+    from memory_chains.providers import E5Embeddings
+
+    assert similarity_threshold_of(E5Embeddings()) == DEFAULT_SIMILARITY_THRESHOLD
+    assert similarity_threshold_of(CachedEmbeddings(E5Embeddings())) == DEFAULT_SIMILARITY_THRESHOLD
+    assert similarity_threshold_of(HashEmbeddings()) is None
+    assert similarity_threshold_of(None) is None
+    assert TopicTracker(E5Embeddings()).similarity_threshold == DEFAULT_SIMILARITY_THRESHOLD
+    assert TopicTracker(HashEmbeddings()).similarity_threshold is None
+    with pytest.raises(InvalidInputError, match="between -1 and 1"):
+        TopicTracker(HashEmbeddings(), similarity_threshold=1.5)

@@ -173,9 +173,11 @@ def test_next_factor_lifts_the_turn_before_a_match_more_than_the_turn_after() ->
 
 def test_speaker_boost_prefers_the_named_speaker() -> None:
     episodes = _episodes([("1:1", "Ann", "I love hiking"), ("1:2", "Bob", "I love hiking")])
-    config = RecallConfig(neighbour_weight=0.0, feedback_docs=0)
+    config = RecallConfig(neighbour_weight=0.0, feedback_docs=0, speaker_boost=1.0)
     scores = rank_scores(episodes, "What does Bob love?", None, config)
+    plain = rank_scores(episodes, "What does Bob love?", None, RecallConfig(feedback_docs=0))
     assert scores[1] > scores[0]
+    assert scores[1] - scores[0] > plain[1] - plain[0]
 
 
 def _without_and_with(
@@ -548,3 +550,18 @@ def test_forget_session_removes_its_turns_and_keeps_the_others_in_order() -> Non
     assert store.get(("episodes", "ann", "meta"), "state").value["count"] == 3
     with pytest.raises(InvalidInputError):
         index.forget_session("a b", "s1")
+
+
+def test_the_defaults_are_neutral_and_the_locomo_knobs_a_preset() -> None:
+    neutral, locomo = RecallConfig(), RecallConfig.locomo()
+    assert neutral.speaker_boost == 0.0 and neutral.next_factor == 1.0
+    assert neutral.session_weight == 0.0 and neutral.content_weight == 0.0
+    assert (neutral.bm25_k1, neutral.bm25_b) == (1.2, 0.75)
+    assert locomo.speaker_boost == 1.0 and locomo.next_factor == 2.0 and locomo.bm25_b == 0.5
+    episodes = _episodes(
+        [("1:1", "Ann", "I love hiking in the Alps"), ("1:2", "Bob", "I love hiking too")]
+    )
+    question = "Where does Ann love hiking?"
+    plain = rank_scores(episodes, question, None, neutral)
+    boosted = rank_scores(episodes, question, None, locomo)
+    assert boosted[0] - boosted[1] > plain[0] - plain[1]  # the preset favours Ann's turn
