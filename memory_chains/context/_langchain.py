@@ -39,7 +39,7 @@ from pydantic import ConfigDict
 from memory_chains._pydantic import TypedValidation
 from memory_chains.context._builder import BuiltContext, ContextBuilder
 from memory_chains.errors import InvalidInputError
-from memory_chains.rag._prompts import answer_instructions
+from memory_chains.rag import answer_instructions
 
 __all__ = ["CONTEXT_QA_PROMPT", "ContextMemory", "build_context_chain"]
 

@@ -36,6 +36,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from memory_chains._folding import fold
+from memory_chains._history import canonical_role
 from memory_chains.errors import InvalidInputError
 from memory_chains.providers import E5Embeddings
 from memory_chains.rewrite import analyse
@@ -323,16 +324,14 @@ class TopicTracker:
         return cached
 
 
-_ROLES = {"human": "human", "user": "human", "ai": "ai", "assistant": "ai", "system": "system"}
-
-
 def _message(item: Any) -> tuple[str, str] | None:
-    """``(role, text)`` when ``item`` is a message or a role pair, else None."""
+    """``(role, text)`` when ``item`` is a message or a role pair, else None (the role
+    ``user``, ``assistant`` or ``system``: :func:`~memory_chains._history.canonical_role`)."""
     if isinstance(item, BaseMessage):
         text = item.text if isinstance(item.text, str) else str(item.content)
-        return _ROLES.get(item.type, "system"), text
+        return canonical_role(item.type) or "system", text
     if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
-        role = _ROLES.get(item[0].strip().lower())
+        role = canonical_role(item[0])
         if role is not None:
             return role, str(item[1])
     return None
@@ -355,12 +354,12 @@ def _parse(items: Sequence[Any]) -> list[tuple[int, str, str]]:
                 f"(role, text) pairs, got {type(item).__name__}"
             )
         role, text = message
-        if role == "human":
+        if role == "user":
             out.append((index, text, ""))
-        elif role == "ai" and out and not out[-1][2]:
+        elif role == "assistant" and out and not out[-1][2]:
             start, human, _ = out[-1]
             out[-1] = (start, human, text)
-        elif role == "ai":
+        elif role == "assistant":
             out.append((index, "", text))
     return out
 

@@ -84,7 +84,7 @@ def build_lcel_chain(
             ``Memories``.
         rewriter: a ``QueryRewriter``; defaults to one over ``llm``.
         prompt: answer prompt with ``chat_history``, ``context`` and ``question`` variables;
-            defaults to the classic chain's (``memory_chains.rag._prompts.QA_PROMPT``).
+            defaults to the classic chain's (``memory_chains.rag.QA_PROMPT``).
         entity_hints: give the rewriter the entity tracker's names, ordered for the question
             (:func:`memory_chains.rewrite.entity_source`, as ``build_chain`` does); False
             for none. Ignored when ``memory`` is a ``Memories``.
@@ -135,7 +135,7 @@ def build_lcel_chain(
 
         rewriter = QueryRewriter(llm)
     if prompt is None:
-        from memory_chains.rag._prompts import QA_PROMPT
+        from memory_chains.rag import QA_PROMPT
 
         prompt = QA_PROMPT
     answer = prompt | llm.with_config(tags=[ANSWER_TAG]) | StrOutputParser()

@@ -33,8 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memory_chains.errors import InvalidInputError
 from memory_chains.memory import ShortTermMemory
-from memory_chains.rag import render_history
-from memory_chains.rag._entity_source import default_entity_source
+from memory_chains.rag import default_entity_source, render_history
 
 __all__ = ["ContextProvider", "LongTermProvider", "Memories", "MemoryView", "as_memories"]
 

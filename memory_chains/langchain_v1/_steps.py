@@ -1,9 +1,9 @@
 """Steps the LangChain 1.x adapters share: checking the question, rewriting it from memory,
 laying retrieved documents out for the answer prompt.
 
-The document layout is the classic chain's (:mod:`memory_chains.rag._prompts`'
-``DOCUMENT_PROMPT``, most relevant document last, see :mod:`memory_chains.rag._stuff`), so
-that both paths show the model the same text.
+The document layout is the classic chain's (:data:`memory_chains.rag.DOCUMENT_PROMPT`,
+most relevant document last, see :mod:`memory_chains.rag._stuff`), so that both paths
+show the model the same text.
 
 Example:
     >>> from langchain_core.documents import Document
@@ -24,8 +24,7 @@ from langchain_core.documents import Document
 from langchain_core.prompts import format_document
 
 from memory_chains.langchain_v1._memories import MemoryView
-from memory_chains.rag._prompts import DOCUMENT_PROMPT, QA_PROMPT
-from memory_chains.rag._validate import validate_question
+from memory_chains.rag import DOCUMENT_PROMPT, QA_PROMPT, validate_question
 
 __all__ = [
     "ANSWER_INSTRUCTIONS",

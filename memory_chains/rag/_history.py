@@ -14,14 +14,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from memory_chains._history import Turn, read_history
 
 __all__ = ["Turn", "normalise_history", "parse_history", "render_history"]
-
-Turn = tuple[str, str]
 
 _PREFIX = {"human": "Human: ", "ai": "Assistant: "}
 # Prefixes read back: ours, and those of LangChain's string memories and common transcripts.
@@ -31,13 +28,7 @@ _READ_PREFIXES = (
     ("Assistant: ", "ai"),
     ("AI: ", "ai"),
 )
-_ROLE_ALIASES = {
-    "human": "human",
-    "user": "human",
-    "ai": "ai",
-    "assistant": "ai",
-    "model": "ai",
-}
+_TYPES = {"user": "human", "assistant": "ai"}
 _INDENT = "  "
 
 
@@ -46,38 +37,22 @@ def normalise_history(history: Any) -> list[Turn]:
 
     Two-element tuples whose first element is a known role (``human``, ``user``, ``ai``,
     ``assistant``…) are ``(role, text)``; other two-element tuples are the classic chain's
-    ``(human_text, ai_text)`` exchanges. System messages and empty messages are dropped.
+    ``(human_text, ai_text)`` exchanges. A string is a transcript (:func:`parse_history`).
+    System, tool and empty messages are dropped. Roles come out as ``human`` and ``ai``,
+    LangChain's message types (:func:`memory_chains._history.read_history` reads them).
 
     Raises:
-        TypeError: an element is neither a message nor a pair of strings.
+        InvalidInputError: an element is neither a message nor a pair of strings.
+
+    Example:
+        >>> normalise_history([("user", "Bonjour"), ("Et le prix ?", "499 €")])
+        [('human', 'Bonjour'), ('human', 'Et le prix ?'), ('ai', '499 €')]
     """
     if history is None:
         return []
     if isinstance(history, str):
         return parse_history(history)
-    turns: list[Turn] = []
-    for item in history:
-        if isinstance(item, BaseMessage):
-            role = _ROLE_ALIASES.get(item.type)
-            text = item.text if isinstance(item.text, str) else str(item.content)
-            if role and text.strip():
-                turns.append((role, text))
-        elif isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2:
-            first, second = item
-            if not isinstance(first, str) or not isinstance(second, str):
-                raise TypeError(f"history pairs must hold strings, got {item!r}")
-            role = _ROLE_ALIASES.get(first.strip().lower())
-            if role is not None:
-                if second.strip():
-                    turns.append((role, second))
-            else:
-                turns.extend([("human", first), ("ai", second)])
-        else:
-            raise TypeError(
-                "history items must be LangChain messages or 2-tuples of strings, "
-                f"got {type(item).__name__}"
-            )
-    return turns
+    return [(_TYPES[role], text) for role, text in read_history(history, exchanges=True)]
 
 
 def render_history(history: Any) -> str:

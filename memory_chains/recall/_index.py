@@ -36,7 +36,7 @@ from langchain_core.embeddings import Embeddings
 
 from memory_chains._terms import terms
 from memory_chains.errors import InvalidInputError, ModelCallError
-from memory_chains.providers._tokens import approximate_token_count
+from memory_chains.providers import approximate_token_count
 from memory_chains.recall._fusion import top_k
 from memory_chains.recall._persist import (
     META_KEY,

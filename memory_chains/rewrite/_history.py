@@ -8,19 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from memory_chains._history import Turn, read_history
 
-from memory_chains.errors import InvalidInputError
-
-Turn = tuple[str, str]
-
-_ROLES = {
-    "human": "user",
-    "user": "user",
-    "ai": "assistant",
-    "assistant": "assistant",
-    "system": "system",
-}
+__all__ = ["Turn", "last_user_text", "normalise_history"]
 
 
 def last_user_text(turns: Sequence[Turn]) -> str:
@@ -36,37 +26,15 @@ def last_user_text(turns: Sequence[Turn]) -> str:
 
 
 def normalise_history(history: Iterable[Any] | None) -> tuple[Turn, ...]:
-    """Accept ``(role, text)`` pairs or LangChain messages; return ``(user|assistant, text)``.
+    """Accept ``(role, text)`` pairs or LangChain messages; return ``(user|assistant, text)``
+    with each text's whitespace collapsed (:func:`memory_chains._history.read_history`).
 
     Raises:
         InvalidInputError: an item is neither a message nor a ``(role, text)`` pair with a
             known role.
+
+    Example:
+        >>> normalise_history([("human", "Et  la\\ncarte ?")])
+        (('user', 'Et la carte ?'),)
     """
-    if history is None:
-        return ()
-    if isinstance(history, str):
-        raise InvalidInputError(
-            "history must be a sequence of (role, text) pairs or messages, not a string"
-        )
-    turns: list[Turn] = []
-    for item in history:
-        if isinstance(item, BaseMessage):
-            role = _ROLES.get(item.type)
-            text = item.text if isinstance(item.text, str) else str(item.content)
-        elif isinstance(item, (tuple, list)) and len(item) == 2:
-            raw_role, text = item
-            if not isinstance(raw_role, str) or not isinstance(text, str):
-                raise InvalidInputError(f"history pairs must hold two strings, got {item!r}")
-            role = _ROLES.get(raw_role.strip().lower())
-        else:
-            raise InvalidInputError(
-                "history items must be LangChain messages or (role, text) pairs, "
-                f"got {type(item).__name__}"
-            )
-        if role is None:
-            raise InvalidInputError(
-                f"unknown role in history: {item!r} (use human/user or ai/assistant)"
-            )
-        if role != "system" and text.strip():
-            turns.append((role, " ".join(text.split())))
-    return tuple(turns)
+    return tuple((role, " ".join(text.split())) for role, text in read_history(history))

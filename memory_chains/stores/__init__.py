@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from memory_chains.errors import ConfigurationError, StoreNotFoundError
 from memory_chains.stores._base import BaseStore
@@ -214,7 +214,7 @@ def _make_store(url: str | None, read_only: bool) -> BaseStore:
         store = PostgresStore(url, read_only=read_only)
     else:
         raise ConfigurationError(
-            f"unknown store scheme {urlsplit(url).scheme!r} in {url!r}: use 'memory://', "
+            f"unknown store scheme {scheme!r} in {url[:200]!r}: use 'memory://', "
             "'sqlite:///path/to/file', 'redis://host:port/db' or 'postgresql://user@host/db'"
         )
     return store

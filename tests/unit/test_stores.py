@@ -378,7 +378,8 @@ def test_open_store_urls(tmp_path: Path) -> None:
         s.close()
 
 
-@pytest.mark.parametrize("url", ["ftp://x", "nope", "", "mysql://x/y"])
+# "A://[": an unknown scheme whose netloc urllib refuses (found by test_typed_errors).
+@pytest.mark.parametrize("url", ["ftp://x", "nope", "", "mysql://x/y", "A://[", "x://]:1/0"])
 def test_open_store_bad_urls(url: str) -> None:
     with pytest.raises(ConfigurationError):
         open_store(url)
