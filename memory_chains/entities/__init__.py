@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 from memory_chains._json import parse_json_object
 from memory_chains.entities._context import PriorityWeights, approx_tokens
 from memory_chains.entities._fold import fold, is_alias
-from memory_chains.entities._llm import LLMEntityExtractor
+from memory_chains.entities._llm import ExtractionPrompt, LLMEntityExtractor
+from memory_chains.entities._prompt import TYPE_HINTS
 from memory_chains.entities._rules import RuleEntityExtractor
 from memory_chains.entities._state import EntityState
-from memory_chains.entities._tracker import EntityExtractor, EntityTracker, TurnReport
+from memory_chains.entities._tracker import EntityExtractor, EntityTracker, TurnReport, turn_text
 from memory_chains.entities._types import (
     BUILTIN_RELATIONS,
     DEFAULT_TYPES,
@@ -61,6 +62,7 @@ __all__ = [
     "PRESETS",
     "SUPPORT_TYPES",
     "TRAVEL_TYPES",
+    "TYPE_HINTS",
     "AttributeChange",
     "Entity",
     "EntityExtractor",
@@ -68,6 +70,7 @@ __all__ = [
     "EntityState",
     "EntityTracker",
     "Extraction",
+    "ExtractionPrompt",
     "LLMEntityExtractor",
     "Mention",
     "PriorityWeights",
@@ -80,6 +83,7 @@ __all__ = [
     "is_alias",
     "parse_json_object",
     "resolve_types",
+    "turn_text",
 ]
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from memory_chains._json import parse_json_object
 from memory_chains.entities._evidence import STRONG, best_type
 from memory_chains.entities._fold import fold, is_alias
-from memory_chains.entities._prompt import TYPE_HINTS, examples, instructions
+from memory_chains.entities._prompt import examples, instructions
 from memory_chains.entities._prompt import schema as json_schema
 from memory_chains.entities._relrules import fits
 from memory_chains.entities._types import BUILTIN_RELATIONS, Extraction, Mention, RelationMention
@@ -44,7 +44,6 @@ from memory_chains.errors import InvalidInputError, MalformedOutputError
 
 __all__ = ["LLMEntityExtractor"]
 
-_TYPE_HINTS = TYPE_HINTS  # the long-term combined extractor builds its prompt from them
 
 log = logging.getLogger("memory_chains.entities")
 
@@ -60,9 +59,24 @@ _DURATION = re.compile(
 
 
 @dataclass(frozen=True)
-class _Prompt:
+class ExtractionPrompt:
+    """The fixed part of an extraction call for one set of types (built once, cached).
+
+    Attributes:
+        types: the entity types asked for.
+        prefix: ``(role, content)`` messages sent before the turn: the instructions and
+            the worked examples.
+        response_format: the OpenAI-style ``json_schema`` the answer must follow.
+
+    Example:
+        >>> from memory_chains.testing import ScriptedChatModel
+        >>> prompt = LLMEntityExtractor(ScriptedChatModel()).prompt(["PERSON", "PRODUCT"])
+        >>> prompt.types, prompt.prefix[0][0], prompt.response_format["type"]
+        (('PERSON', 'PRODUCT'), 'system', 'json_schema')
+    """
+
     types: tuple[str, ...]
-    prefix: tuple[tuple[str, str], ...]  # (role, content), fixed between calls
+    prefix: tuple[tuple[str, str], ...]
     response_format: Mapping[str, Any]
 
 
@@ -128,15 +142,15 @@ class LLMEntityExtractor:
         self.patterns_only = frozenset(t.upper() for t in patterns_only)
         self.calls = 0
         self.failures = 0
-        self._prompts: dict[tuple[str, ...], _Prompt] = {}
+        self._prompts: dict[tuple[str, ...], ExtractionPrompt] = {}
 
     # -- public ---------------------------------------------------------------------------
     def extract(self, text: str, types: Sequence[str], known: Sequence[str] = ()) -> Extraction:
         """Extract from one turn's text; never raises for a bad model answer."""
         asked = self._asked(types)
         if not asked:  # everything configured is left to the patterns: no call
-            return self._with_patterns(Extraction(), text, types, known)
-        prompt = self._prompt(asked)
+            return self.with_patterns(Extraction(), text, types, known)
+        prompt = self.prompt(asked)
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
@@ -147,7 +161,7 @@ class LLMEntityExtractor:
             done, raw, error = self._attempt(reply, prompt, attempt, text, types, known)
             if done is not None:
                 return done
-        return self._with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
+        return self.with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
 
     async def aextract(
         self, text: str, types: Sequence[str], known: Sequence[str] = ()
@@ -155,8 +169,8 @@ class LLMEntityExtractor:
         """Async :meth:`extract` (only the model call differs)."""
         asked = self._asked(types)
         if not asked:
-            return self._with_patterns(Extraction(), text, types, known)
-        prompt = self._prompt(asked)
+            return self.with_patterns(Extraction(), text, types, known)
+        prompt = self.prompt(asked)
         messages = self._messages(prompt, text, known)
         raw, error = "", ""
         for attempt in range(self.retries + 1):
@@ -167,7 +181,7 @@ class LLMEntityExtractor:
             done, raw, error = self._attempt(reply, prompt, attempt, text, types, known)
             if done is not None:
                 return done
-        return self._with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
+        return self.with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
 
     def _asked(self, types: Sequence[str]) -> tuple[str, ...]:
         """The types the model is asked for: all, less those the patterns handle."""
@@ -180,7 +194,7 @@ class LLMEntityExtractor:
     def _attempt(
         self,
         reply: Any,
-        prompt: _Prompt,
+        prompt: ExtractionPrompt,
         attempt: int,
         text: str,
         types: Sequence[str],
@@ -191,17 +205,19 @@ class LLMEntityExtractor:
         if isinstance(reply, BaseException):
             return None, "", f"model call failed: {reply!r}"
         raw = _content(reply)
-        result = self._parse(raw, prompt, attempt + 1)
+        result = self.parse(raw, prompt, attempt + 1)
         if result is None:
             return None, raw, "the model's answer is not usable JSON"
         self.calls += attempt + 1
-        return self._with_patterns(result, text, types, known), raw, ""
+        return self.with_patterns(result, text, types, known), raw, ""
 
     # -- helpers --------------------------------------------------------------------------
-    def _with_patterns(
+    def with_patterns(
         self, result: Extraction, text: str, types: Sequence[str], known: Sequence[str]
     ) -> Extraction:
-        """Make the model's findings and the rules' agree (see the module docstring)."""
+        """Make the model's findings and the rules' agree (see the module docstring): names
+        the turn ``text`` does not write nor ``known`` holds are dropped, the patterns'
+        amounts, dates and ids are added, relations must fit their types."""
         # A name the turn does not write, nor the memory knows, is the model's invention.
         written = f" {fold(text)} "
         known_names = {fold(k) for k in known}
@@ -266,13 +282,13 @@ class LLMEntityExtractor:
         log.warning("entity extraction failed after %d call(s): %s; raw=%.200r", calls, error, raw)
         return Extraction(model_calls=calls, error=error, raw=raw)
 
-    def _kwargs(self, prompt: _Prompt) -> dict[str, Any]:
+    def _kwargs(self, prompt: ExtractionPrompt) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_tokens": self.max_tokens}
         if self.structured:
             kwargs["response_format"] = dict(prompt.response_format)
         return kwargs
 
-    def _messages(self, prompt: _Prompt, text: str, known: Sequence[str]) -> list[Any]:
+    def _messages(self, prompt: ExtractionPrompt, text: str, known: Sequence[str]) -> list[Any]:
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
         kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
@@ -283,7 +299,16 @@ class LLMEntityExtractor:
         messages.append(HumanMessage(content=tail + text.strip()))
         return messages
 
-    def _prompt(self, types: tuple[str, ...]) -> _Prompt:
+    def prompt(self, types: Sequence[str]) -> ExtractionPrompt:
+        """The instructions, examples and JSON schema of a call asking for ``types``.
+
+        Another extractor that asks for entities in the same call (the long-term
+        memory's combined one) builds its prompt on this one.
+
+        Raises:
+            InvalidInputError: ``types`` is empty.
+        """
+        types = tuple(types)
         if not types:
             raise InvalidInputError("at least one entity type is required")
         cached = self._prompts.get(types)
@@ -295,7 +320,7 @@ class LLMEntityExtractor:
             prefix.append(("user", text))
             prefix.append(("assistant", json.dumps(answer, ensure_ascii=False)))
         schema = json_schema(types, self.relations)
-        prompt = _Prompt(
+        prompt = ExtractionPrompt(
             types,
             tuple(prefix),
             {"type": "json_schema", "json_schema": {"name": "entities", "schema": schema}},
@@ -303,7 +328,18 @@ class LLMEntityExtractor:
         self._prompts[types] = prompt
         return prompt
 
-    def _parse(self, raw: str, prompt: _Prompt, calls: int) -> Extraction | None:
+    def parse(self, raw: str, prompt: ExtractionPrompt, calls: int = 1) -> Extraction | None:
+        """The entities and relations of a model's answer ``raw`` (JSON, repaired when
+        truncated), or ``None`` when it has no ``entities`` list. Items of a type
+        ``prompt`` did not ask for, or without a name, are left out.
+
+        Example:
+            >>> from memory_chains.testing import ScriptedChatModel
+            >>> x = LLMEntityExtractor(ScriptedChatModel())
+            >>> raw = '{"entities": [{"name": "Dell XPS 15", "type": "PRODUCT"}], "relations": []}'
+            >>> [(m.name, m.type) for m in x.parse(raw, x.prompt(["PRODUCT"])).mentions]
+            [('Dell XPS 15', 'PRODUCT')]
+        """
         try:
             data = parse_json_object(raw)
         except MalformedOutputError:

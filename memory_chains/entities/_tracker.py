@@ -40,7 +40,7 @@ from memory_chains.entities._types import Entity, Extraction, resolve_types
 from memory_chains.errors import InvalidInputError
 from memory_chains.privacy import PIIOption, resolve_masker
 
-__all__ = ["EntityExtractor", "EntityTracker", "TurnReport"]
+__all__ = ["EntityExtractor", "EntityTracker", "TurnReport", "turn_text"]
 
 log = logging.getLogger("memory_chains.entities")
 
@@ -194,7 +194,7 @@ class EntityTracker:
         return await asyncio.to_thread(self._apply, extraction)
 
     def _turn_text(self, human: str, ai: str) -> str:
-        text = _turn_text(human, ai)
+        text = turn_text(human, ai)
         return self.masker(text) if self.masker is not None else text
 
     def _known(self) -> list[str]:
@@ -345,7 +345,17 @@ class EntityTracker:
             self._save()
 
 
-def _turn_text(human: str, ai: str) -> str:
+def turn_text(human: str, ai: str) -> str:
+    """One exchange as the text an extractor reads (each side cut to a bounded length).
+
+    Raises:
+        InvalidInputError: either message is not a string.
+
+    Example:
+        >>> print(turn_text("Je cherche le Dell XPS 15", "Il est en stock."))
+        User: Je cherche le Dell XPS 15
+        Assistant: Il est en stock.
+    """
     if not isinstance(human, str) or not isinstance(ai, str):
         raise InvalidInputError("human and ai messages must be strings")
     text = f"User: {human.strip()[:_MAX_CHARS_PER_SIDE]}"

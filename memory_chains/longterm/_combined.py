@@ -39,14 +39,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_chains._json import parse_json_object
-from memory_chains.entities._llm import _TYPE_HINTS, LLMEntityExtractor
-from memory_chains.entities._llm import _Prompt as _EntityPrompt
-from memory_chains.entities._tracker import _turn_text as _entity_turn_text
-from memory_chains.entities._types import (
+from memory_chains.entities import (
     BUILTIN_RELATIONS,
     DEFAULT_TYPES,
+    TYPE_HINTS,
     Extraction,
+    ExtractionPrompt,
+    LLMEntityExtractor,
     resolve_types,
+    turn_text,
 )
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
@@ -177,7 +178,7 @@ class TurnExtraction:
 
 @dataclass(frozen=True)
 class _Prompt:
-    entity: _EntityPrompt  # the entity extractor's prompt: types, schema, parser input
+    entity: ExtractionPrompt  # the entity extractor's prompt: types, schema, parser input
     prefix: tuple[tuple[str, str], ...]  # (role, content), fixed between calls
     response_format: Mapping[str, Any]
 
@@ -312,7 +313,7 @@ class TurnExtractor:
         known_keys: Sequence[str],
     ) -> _Request:
         """The prompt, the turn's text and the messages; a bad turn raises here."""
-        text = _entity_turn_text(human, ai)  # checks both are strings
+        text = turn_text(human, ai)  # checks both are strings
         if not human.strip():
             raise InvalidInputError("the human message is empty: there is nothing to extract")
         prompt = self._prompt(resolve_types(types if isinstance(types, str) else list(types)))
@@ -327,9 +328,9 @@ class TurnExtractor:
         cached = self._prompts.get(types)
         if cached is not None:
             return cached
-        entity = self._entities._prompt(types)
+        entity = self._entities.prompt(types)
         type_lines = "\n".join(
-            f"- {t}: {_TYPE_HINTS.get(t, t.lower().replace('_', ' '))}" for t in types
+            f"- {t}: {TYPE_HINTS.get(t, t.lower().replace('_', ' '))}" for t in types
         )
         prefix = [
             ("system", _INSTRUCTIONS.format(types=type_lines, relations=", ".join(self.relations)))
@@ -363,14 +364,12 @@ class TurnExtractor:
     ) -> TurnExtraction | None:
         """Both parts of one answer, or ``None`` when either is unusable."""
         self.calls += 1
-        entities = self._entities._parse(raw, prompt.entity, calls)
+        entities = self._entities.parse(raw, prompt.entity, calls)
         long_term = parse_extraction(raw, calls)
         if entities is None or long_term is None:
             return None
         rejected = [*_unusable_entities(raw, len(entities.mentions)), *long_term.rejected]
-        entities = self._entities._with_patterns(
-            entities, text, prompt.entity.types, known_entities
-        )
+        entities = self._entities.with_patterns(entities, text, prompt.entity.types, known_entities)
         return TurnExtraction(entities, long_term, calls, tuple(rejected), raw)
 
     def _give_up(self, raw: str) -> MalformedOutputError:

@@ -155,7 +155,7 @@ async def test_async_extract_uses_one_call():
 def test_response_format_is_a_json_schema_with_the_type_enum():
     model = ScriptedChatModel(replies=[GOOD])
     extractor = LLMEntityExtractor(model, relations=["COMPARES_TO", "works_for"])
-    prompt = extractor._prompt(tuple(TYPES))
+    prompt = extractor.prompt(TYPES)
     schema = extractor._kwargs(prompt)["response_format"]["json_schema"]["schema"]
     item = schema["properties"]["entities"]["items"]["properties"]
     assert item["type"]["enum"] == TYPES

@@ -206,7 +206,7 @@ def test_model_relations_whose_ends_do_not_fit_are_dropped():
 
 def test_the_schema_has_the_type_enum_and_a_confidence():
     x = LLMEntityExtractor(ScriptedChatModel(replies=[]))
-    prompt = x._prompt(x._asked(TYPES))
+    prompt = x.prompt(x._asked(TYPES))
     item = prompt.response_format["json_schema"]["schema"]["properties"]["entities"]["items"]
     assert item["properties"]["type"]["enum"] == [
         "PERSON",

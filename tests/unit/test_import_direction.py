@@ -48,3 +48,30 @@ def test_the_check_sees_a_lazy_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from memory_chains.evaluation import metrics\n")
     assert "memory_chains.evaluation" in _imports(module)
+
+
+def _private_imports_across_packages(path: Path) -> list[str]:
+    """``memory_chains.<other package>._module`` imports of a module of one package."""
+    parts = path.relative_to(PACKAGE).parts
+    own = parts[0] if len(parts) > 1 else None
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = node.module.split(".")
+            inside = names[0] == "memory_chains" and len(names) >= 3
+            if inside and names[1] != own and names[2].startswith("_"):
+                found.append(node.module)
+    return found
+
+
+def test_packages_use_each_other_through_their_public_names() -> None:
+    # The kernel (memory_chains._folding, _history, _json…) is shared on purpose; a
+    # package's own private modules are not. The CLI and the evaluation harness sit outside.
+    outer_dirs = {PACKAGE / "evaluation", PACKAGE / "cli"}
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not any(d in path.parents for d in outer_dirs)
+        and (found := _private_imports_across_packages(path))
+    }
+    assert offenders == {}
