@@ -25,10 +25,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from memory_chains._history import read_history
 from memory_chains.errors import MalformedOutputError
-from memory_chains.rewrite import RewriteResult
-from memory_chains.rewrite._history import normalise_history
-from memory_chains.rewrite._verify import read_question
+from memory_chains.rewrite import RewriteResult, read_question
 
 __all__ = ["CopyRewriter", "PlainFewShotRewriter"]
 
@@ -104,7 +103,8 @@ class PlainFewShotRewriter:
     ) -> RewriteResult:
         """One model call; the model's question as it is (the question when unreadable)."""
         started = time.perf_counter()
-        turns = normalise_history(history)[-self.max_history_turns :]
+        turns = tuple((role, " ".join(text.split())) for role, text in read_history(history))
+        turns = turns[-self.max_history_turns :]
         if not turns:
             return RewriteResult(question, question, "unchanged", (question,), 0, 0.0)
         reply = self.llm.invoke(

@@ -40,8 +40,7 @@ from typing import Any
 
 from memory_chains._folding import fold, has_word
 from memory_chains._jsonl import read_jsonl
-from memory_chains.memory import ShortTermMemory, SummaryCore
-from memory_chains.memory._summary_data import SECTIONS, SummaryData
+from memory_chains.memory import ShortTermMemory, SummaryCore, SummaryData
 
 __all__ = [
     "SummaryCase",
@@ -173,7 +172,7 @@ def _summary_items(memory: ShortTermMemory) -> list[str]:
     if not isinstance(memory, SummaryCore):
         return []
     data = SummaryData.from_json(memory.store.get_summary(memory.user_id, memory.session_id).data)
-    return [item for section in SECTIONS for item in data.section(section)]
+    return list(data.all_items())
 
 
 def _ratio(part: int, whole: int) -> float | None:

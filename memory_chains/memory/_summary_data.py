@@ -91,6 +91,15 @@ class SummaryData:
         items: tuple[str, ...] = getattr(self, name)
         return items
 
+    def all_items(self) -> tuple[str, ...]:
+        """Every item, section by section in the order of :data:`SECTIONS`.
+
+        Example:
+            >>> SummaryData(key_facts=("a",), open_questions=("b",)).all_items()
+            ('a', 'b')
+        """
+        return tuple(item for s in SECTIONS for item in self.section(s))
+
     def is_empty(self) -> bool:
         """True when every section is empty."""
         return not any(self.section(s) for s in SECTIONS)
@@ -103,7 +112,7 @@ class SummaryData:
             >>> print(SummaryData(key_facts=("Claire vit à Lyon.",)).render())
             Faits clés: Claire vit à Lyon.
         """
-        items = " ".join(item for s in SECTIONS for item in self.section(s))
+        items = " ".join(self.all_items())
         titles = _TITLES[detect_language(items)]
         return "\n".join(
             f"{titles[s]}: {' '.join(_sentence(i) for i in self.section(s))}"

@@ -28,6 +28,7 @@ from memory_chains.rewrite._entity_hints import entity_hints, entity_source, que
 from memory_chains.rewrite._fusion import fuse_rankings
 from memory_chains.rewrite._queries import compared_names, search_queries
 from memory_chains.rewrite._rewriter import QueryRewriter, RewriteResult
+from memory_chains.rewrite._verify import read_question
 
 __all__ = [
     "Detection",
@@ -41,5 +42,6 @@ __all__ = [
     "entity_source",
     "fuse_rankings",
     "question_type",
+    "read_question",
     "search_queries",
 ]
