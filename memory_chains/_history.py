@@ -56,14 +56,19 @@ def read_history(history: Iterable[Any] | None, *, exchanges: bool = False) -> t
     ``exchanges=True`` any other pair of strings is a ``(human_text, ai_text)`` exchange.
 
     Raises:
-        InvalidInputError: ``history`` is a string, or an item is neither a message nor a
-            pair of strings (with ``exchanges=False``, nor a pair with a known role).
+        InvalidInputError: ``history`` is a string or not iterable, or an item is neither
+            a message nor a pair of strings (with ``exchanges=False``, nor a pair with a
+            known role).
     """
     if history is None:
         return ()
     if isinstance(history, str):
         raise InvalidInputError(
             "history must be a sequence of (role, text) pairs or messages, not a string"
+        )
+    if not isinstance(history, Iterable):
+        raise InvalidInputError(
+            f"history must be a sequence of messages or pairs, got {type(history).__name__}"
         )
     turns: list[Turn] = []
     for item in history:

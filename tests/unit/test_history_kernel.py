@@ -49,9 +49,9 @@ def test_role_spellings_and_exchange_pairs() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [[("user", 3)], [("user", "a", "b")], [42], [{"role": "user", "content": "a"}]],
+    [[("user", 3)], [("user", "a", "b")], [42], [{"role": "user", "content": "a"}], 42],
 )
-def test_a_bad_item_is_the_same_typed_error_everywhere(bad: list[Any]) -> None:
+def test_a_bad_item_is_the_same_typed_error_everywhere(bad: Any) -> None:
     for reader in (read_history, rewrite_history, rag_history):
         with pytest.raises(InvalidInputError):
             reader(bad)
