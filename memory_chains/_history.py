@@ -23,7 +23,7 @@ from langchain_core.messages import BaseMessage
 
 from memory_chains.errors import InvalidInputError
 
-__all__ = ["Turn", "canonical_role", "read_history"]
+__all__ = ["Turn", "canonical_role", "message_text", "read_history"]
 
 #: One message of a conversation: ``(role, text)``, the role ``"user"`` or ``"assistant"``.
 Turn = tuple[str, str]
@@ -48,8 +48,22 @@ def canonical_role(name: str) -> str | None:
     return _ROLES.get(name.strip().lower())
 
 
-def read_history(history: Iterable[Any] | None, *, exchanges: bool = False) -> tuple[Turn, ...]:
-    """``(user|assistant, text)`` turns from messages and pairs; texts are kept as written.
+def message_text(message: BaseMessage) -> str:
+    """The text of a LangChain message, whether its content is a string or blocks.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> message_text(AIMessage(content=[{"type": "text", "text": "Oui"}]))
+        'Oui'
+    """
+    return message.text if isinstance(message.text, str) else str(message.content)
+
+
+def read_history(
+    history: Iterable[Any] | None, *, exchanges: bool = False, collapse_whitespace: bool = False
+) -> tuple[Turn, ...]:
+    """``(user|assistant, text)`` turns from messages and pairs; texts are kept as written
+    (with ``collapse_whitespace=True``, each run of whitespace becomes one space).
 
     System messages, messages of other kinds (tool calls and results) and empty texts are
     dropped. A pair whose first element is a known role is ``(role, text)``; with
@@ -74,8 +88,7 @@ def read_history(history: Iterable[Any] | None, *, exchanges: bool = False) -> t
     for item in history:
         pairs: list[tuple[str | None, str]]
         if isinstance(item, BaseMessage):
-            text = item.text if isinstance(item.text, str) else str(item.content)
-            pairs = [(_ROLES.get(item.type), text)]
+            pairs = [(_ROLES.get(item.type), message_text(item))]
         elif isinstance(item, (tuple, list)) and len(item) == 2:
             first, second = item
             if not isinstance(first, str) or not isinstance(second, str):
@@ -92,7 +105,7 @@ def read_history(history: Iterable[Any] | None, *, exchanges: bool = False) -> t
                 f"got {type(item).__name__}"
             )
         turns.extend(
-            (role, text)
+            (role, " ".join(text.split()) if collapse_whitespace else text)
             for role, text in pairs
             if role is not None and role != "system" and text.strip()
         )

@@ -36,7 +36,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from memory_chains._folding import fold
-from memory_chains._history import canonical_role
+from memory_chains._history import canonical_role, message_text
 from memory_chains.errors import InvalidInputError
 from memory_chains.providers import E5Embeddings
 from memory_chains.rewrite import analyse
@@ -211,7 +211,11 @@ class TopicTracker:
         self.min_overlap = min_overlap
         if similarity_threshold is None:
             similarity_threshold = similarity_threshold_of(embeddings)
-        elif not -1.0 <= similarity_threshold <= 1.0:
+        elif (
+            isinstance(similarity_threshold, bool)
+            or not isinstance(similarity_threshold, int | float)
+            or not -1.0 <= similarity_threshold <= 1.0
+        ):
             raise InvalidInputError(
                 f"similarity_threshold must be a cosine between -1 and 1, got "
                 f"{similarity_threshold!r}"
@@ -328,8 +332,7 @@ def _message(item: Any) -> tuple[str, str] | None:
     """``(role, text)`` when ``item`` is a message or a role pair, else None (the role
     ``user``, ``assistant`` or ``system``: :func:`~memory_chains._history.canonical_role`)."""
     if isinstance(item, BaseMessage):
-        text = item.text if isinstance(item.text, str) else str(item.content)
-        return canonical_role(item.type) or "system", text
+        return canonical_role(item.type) or "system", message_text(item)
     if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
         role = canonical_role(item[0])
         if role is not None:

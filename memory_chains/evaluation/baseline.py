@@ -103,8 +103,7 @@ class PlainFewShotRewriter:
     ) -> RewriteResult:
         """One model call; the model's question as it is (the question when unreadable)."""
         started = time.perf_counter()
-        turns = tuple((role, " ".join(text.split())) for role, text in read_history(history))
-        turns = turns[-self.max_history_turns :]
+        turns = read_history(history, collapse_whitespace=True)[-self.max_history_turns :]
         if not turns:
             return RewriteResult(question, question, "unchanged", (question,), 0, 0.0)
         reply = self.llm.invoke(

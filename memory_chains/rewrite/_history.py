@@ -37,4 +37,4 @@ def normalise_history(history: Iterable[Any] | None) -> tuple[Turn, ...]:
         >>> normalise_history([("human", "Et  la\\ncarte ?")])
         (('user', 'Et la carte ?'),)
     """
-    return tuple((role, " ".join(text.split())) for role, text in read_history(history))
+    return read_history(history, collapse_whitespace=True)

@@ -34,6 +34,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from memory_chains._folding import fold
+from memory_chains._history import message_text
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
 from memory_chains.rewrite._entities import candidate_entities
@@ -355,7 +356,7 @@ class QueryRewriter:
         if isinstance(reply, BaseException):
             error = f"model call failed: {type(reply).__name__}: {reply}"
             return self._by_rules(plan, calls=1, error=error)
-        raw = _text(reply)
+        raw = message_text(reply)
         try:
             about, written = read_answer(raw)
         except MalformedOutputError as bad:
@@ -470,7 +471,3 @@ def _in_process(model: Any) -> bool:
 def _output_tokens(reply: _Reply) -> int:
     usage = getattr(reply, "usage_metadata", None)
     return int(usage.get("output_tokens", 0)) if usage else 0
-
-
-def _text(message: BaseMessage) -> str:
-    return message.text if isinstance(message.text, str) else str(message.content)

@@ -51,17 +51,17 @@ def test_the_check_sees_a_lazy_import(tmp_path: Path) -> None:
 
 
 def _private_imports_across_packages(path: Path) -> list[str]:
-    """``memory_chains.<other package>._module`` imports of a module of one package."""
+    """``memory_chains.<other package>._name`` imports of a module of one package."""
     parts = path.relative_to(PACKAGE).parts
     own = parts[0] if len(parts) > 1 else None
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = node.module.split(".")
-            inside = names[0] == "memory_chains" and len(names) >= 3
-            if inside and names[1] != own and names[2].startswith("_"):
-                found.append(node.module)
-    return found
+    return sorted(
+        name
+        for name in _imports(path)
+        if (names := name.split("."))[0] == "memory_chains"
+        and len(names) >= 3
+        and names[1] != own
+        and names[2].startswith("_")
+    )
 
 
 def test_packages_use_each_other_through_their_public_names() -> None:
