@@ -6,11 +6,12 @@ Core types (no LangChain classic dependency):
   :class:`ContextSource` objects under one token budget, shrinking or dropping the
   lowest-priority blocks first; its result is an immutable :class:`BuiltContext` (blocks
   kept, shrunk and dropped, tokens per block, ``render()``);
-* adapters over our memories: :class:`RecentTurnsSource` / :class:`SummarySource`
-  (short-term memories, :func:`short_term_sources`), :class:`EntitySource`,
-  :class:`ProfileSource` / :class:`FactsSource` (long-term memory,
-  :func:`long_term_sources`), :class:`RecallSource`, :class:`DocumentsSource`,
-  :class:`TextSource`;
+* :class:`MemorySource`: a block of any memory of the protocol
+  (:class:`~memory_chains.protocol.ConversationMemory`), :func:`memory_sources` for all of
+  a memory's blocks, and the named ones :class:`RecentTurnsSource` / :class:`SummarySource`
+  (:func:`short_term_sources`), :class:`EntitySource`, :class:`ProfileSource` /
+  :class:`FactsSource` (:func:`long_term_sources`), :class:`RecallSource`; besides
+  memories, :class:`DocumentsSource` and :class:`TextSource`;
 * topic changes: :class:`TopicTracker`, :func:`detect_topic_change`,
   :func:`history_since_topic_start`, and the builder's :class:`TopicPolicy`.
 
@@ -44,17 +45,20 @@ from memory_chains.context._builder import (
     ContextSource,
     TopicAction,
     TopicPolicy,
+    recording_sources,
 )
+from memory_chains.context._documents import DocumentsSource, TextSource
 from memory_chains.context._sources import (
-    DocumentsSource,
+    BLOCK_LAYOUT,
     EntitySource,
     FactsSource,
+    MemorySource,
     ProfileSource,
     RecallSource,
     RecentTurnsSource,
     SummarySource,
-    TextSource,
     long_term_sources,
+    memory_sources,
     short_term_sources,
 )
 from memory_chains.context._topic import (
@@ -77,6 +81,7 @@ if TYPE_CHECKING:
 _LAZY = ("CONTEXT_QA_PROMPT", "ContextMemory", "build_context_chain")
 
 __all__ = [
+    "BLOCK_LAYOUT",
     "CONTEXT_QA_PROMPT",
     "DEFAULT_SIMILARITY_THRESHOLD",
     "BlockReport",
@@ -89,6 +94,7 @@ __all__ = [
     "DocumentsSource",
     "EntitySource",
     "FactsSource",
+    "MemorySource",
     "ProfileSource",
     "RecallSource",
     "RecentTurnsSource",
@@ -105,6 +111,8 @@ __all__ = [
     "fit",
     "history_since_topic_start",
     "long_term_sources",
+    "memory_sources",
+    "recording_sources",
     "short_term_sources",
     "similarity_threshold_of",
     "to_exchanges",

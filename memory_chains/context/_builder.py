@@ -31,7 +31,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from memory_chains.context._allocate import allocate
 from memory_chains.context._block import ContextBlock, TokenCounter, keep_last, total_render
@@ -46,6 +46,7 @@ __all__ = [
     "ContextSource",
     "TopicAction",
     "TopicPolicy",
+    "recording_sources",
 ]
 
 BlockStatus = Literal["kept", "shrunk", "dropped", "empty"]
@@ -266,6 +267,19 @@ class ContextBuilder:
         """Tokens of ``text`` (0 for an empty text)."""
         return int(self.token_counter(text)) if text else 0
 
+    # -- recording ------------------------------------------------------------------------
+
+    def record(self, human: str, ai: str) -> None:
+        """Give one exchange to every memory behind the sources that records, each once
+        (:func:`recording_sources`)."""
+        for source in recording_sources(self.sources):
+            source.record(human, ai)
+
+    async def arecord(self, human: str, ai: str) -> None:
+        """Async :meth:`record` (each memory's ``arecord``, one after the other)."""
+        for source in recording_sources(self.sources):
+            await source.arecord(human, ai)
+
     # -- building -------------------------------------------------------------------------
 
     def build(self, question: str) -> BuiltContext:
@@ -357,6 +371,30 @@ class ContextBuilder:
                     notes[b.name] = f"cut at topic start ({start} earlier turns left out)"
             out.append(b)
         return change, out, notes
+
+
+def recording_sources(sources: Sequence[object]) -> list[Any]:
+    """The sources that record, one per memory behind them (``target``), in source order.
+
+    Two sources reading the same memory (its summary and its recent turns) record it once.
+
+    Example:
+        >>> from memory_chains.context import short_term_sources, TextSource
+        >>> from memory_chains.memory import WindowCore
+        >>> sources = [*short_term_sources(WindowCore()), TextSource("rules", "Be kind.")]
+        >>> [s.name for s in recording_sources(sources)]
+        ['summary']
+    """
+    chosen: list[Any] = []
+    targets: list[Any] = []
+    for source in sources:
+        if not getattr(source, "records", False) or not callable(getattr(source, "record", None)):
+            continue
+        target = getattr(source, "target", source)
+        if not any(t is target or t == target for t in targets):
+            targets.append(target)
+            chosen.append(source)
+    return chosen
 
 
 def _join(*parts: str) -> str:

@@ -13,7 +13,7 @@ a chain two variables built under one budget:
   :data:`CONTEXT_QA_PROMPT` (``build_context_chain`` does).
 
 ``save_context`` forwards the exchange to every memory behind the sources that records
-(``add_exchange`` or ``observe``), each once.
+(its protocol ``record``), each once.
 
 Example:
     >>> from memory_chains.context import ContextBuilder, short_term_sources
@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from langchain_classic.base_memory import BaseMemory
@@ -37,9 +36,9 @@ from langchain_core.prompts import ChatPromptTemplate
 from pydantic import ConfigDict
 
 from memory_chains._pydantic import TypedValidation
-from memory_chains.context._builder import BuiltContext, ContextBuilder
+from memory_chains.context._builder import BuiltContext, ContextBuilder, recording_sources
 from memory_chains.errors import InvalidInputError
-from memory_chains.rag import answer_instructions
+from memory_chains.rag import answer_instructions, find_entity_tracker
 
 __all__ = ["CONTEXT_QA_PROMPT", "ContextMemory", "build_context_chain"]
 
@@ -102,16 +101,7 @@ class ContextMemory(TypedValidation, BaseMemory):
     @property
     def recorders(self) -> list[Any]:
         """The sources that record, one per memory behind them, in source order."""
-        chosen: list[Any] = []
-        for source in self.builder.sources:
-            if not getattr(source, "records", False) or not callable(
-                getattr(source, "record", None)
-            ):
-                continue
-            target = getattr(source, "target", source)
-            if all(getattr(c, "target", c) is not target for c in chosen):
-                chosen.append(source)
-        return chosen
+        return recording_sources(self.builder.sources)
 
     def context(self, question: str) -> BuiltContext:
         """The :class:`~memory_chains.context.BuiltContext` for ``question`` (to inspect it)."""
@@ -157,46 +147,33 @@ class ContextMemory(TypedValidation, BaseMemory):
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Forward the exchange to every recording memory, in source order."""
-        human, ai = self._texts(inputs, outputs)
-        for source in self.recorders:
-            source.record(human, ai)
+        self.builder.record(*self._texts(inputs, outputs))
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Async :meth:`save_context` (the memories' async methods when they have them)."""
-        human, ai = self._texts(inputs, outputs)
-        for source in self.recorders:
-            arecord = getattr(source, "arecord", None)
-            if arecord is not None:
-                await arecord(human, ai)
-            else:
-                await asyncio.to_thread(source.record, human, ai)
+        await self.builder.arecord(*self._texts(inputs, outputs))
 
     def clear(self) -> None:
-        """Clear the short-term and entity memories behind the sources (their ``clear()``).
+        """Clear the memories behind the recording sources that have a ``clear()`` (the
+        short-term and entity memories).
 
         Long-term memory is not cleared here: forget a user with
         :func:`memory_chains.stores.forget_user`.
         """
         for source in self.recorders:
-            target: Any = getattr(source, "target", None)
-            if callable(getattr(target, "add_exchange", None)) or _is_tracker(target):
-                target.clear()
+            clear = getattr(source.target, "clear", None)
+            if callable(clear):
+                clear()
 
     def salient(self, question: str = "", k: int = 5) -> list[str]:
-        """Salient entity names (most recent first) from the first memory offering ``salient``.
+        """Salient entity names (most recent first) from the entity tracker among the
+        sources (:func:`memory_chains.rag.find_entity_tracker`).
 
         ``build_context_chain`` gives the rewriter :func:`memory_chains.rewrite.entity_source`
         instead, which puts the type the question asks about first.
         """
-        for source in self.builder.sources:
-            target: Any = getattr(source, "target", None)
-            if callable(getattr(target, "salient", None)):
-                return list(target.salient(question, k))
-        return []
-
-
-def _is_tracker(target: Any) -> bool:
-    return callable(getattr(target, "salient", None)) and callable(getattr(target, "clear", None))
+        tracker = find_entity_tracker(self.builder)
+        return list(tracker.salient(question, k)) if tracker is not None else []
 
 
 def build_context_chain(

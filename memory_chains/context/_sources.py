@@ -1,25 +1,24 @@
-"""Adapters turning our memories into context sources (:class:`ContextSource`).
+"""Context sources: a memory's named block (:class:`MemorySource`), documents, fixed text.
 
-==========================  =====================================  ============  ===========
-adapter                     reads                                  default name  priority
-==========================  =====================================  ============  ===========
-:class:`ProfileSource`      ``longterm.profile_block(max_tokens)``  ``profile``   70
-:class:`FactsSource`        ``longterm.facts_block(q, max_tokens)`` ``facts``     65
-:class:`RecentTurnsSource`  a short-term memory's ``context()``    ``recent``    80
-:class:`SummarySource`      the same, its running summary          ``summary``   50
-:class:`EntitySource`       ``tracker.context(q, max_tokens=…)``   ``entities``  60
-:class:`RecallSource`       ``recall.context(user, q, max_tokens)`` ``recalled``  40
-:class:`DocumentsSource`    documents, or a retriever              ``documents`` 30
-:class:`TextSource`         a fixed text                           (given)       0
-==========================  =====================================  ============  ===========
+Every memory implements :class:`~memory_chains.protocol.ConversationMemory`, so one adapter
+reads them all: :class:`MemorySource` turns the block a memory gives for the question into
+a :class:`ContextBlock` with a priority, a heading and a way to shrink, and forwards the
+exchanges it records. The named classes only choose the block and its defaults:
 
-Long-term memory and recall are duck-typed: any object with those methods works. Every
-adapter has ``ablock`` (the memory's async method when it has one, else a thread), and
-``target`` (the memory it reads) with ``record`` / ``arecord`` (how that memory learns an
-exchange: ``add_exchange`` for short-term memories, ``observe`` for the entity tracker, and
-``observe(…, session_id=…)`` for a long-term memory given a ``session_id``), used by
-:class:`~memory_chains.context.ContextMemory`. Recall indexes turns on its own: its adapter
-does not record.
+==========================  ==================================  ============  ========
+adapter                     block of                            name          priority
+==========================  ==================================  ============  ========
+:class:`RecentTurnsSource`  a short-term memory                 ``recent``    80
+:class:`ProfileSource`      a long-term memory                  ``profile``   70
+:class:`FactsSource`        a long-term memory                  ``facts``     65
+:class:`EntitySource`       an ``EntityTracker``                ``entities``  60
+:class:`SummarySource`      a short-term memory (its summary)   ``summary``   50
+:class:`RecallSource`       ``TurnIndex.for_user(user_id)``     ``recalled``  40
+:class:`DocumentsSource`    documents, or a retriever           ``documents`` 30
+:class:`TextSource`         a fixed text                        (given)       0
+==========================  ==================================  ============  ========
+
+:func:`memory_sources` gives one source per block of any memory, yours included.
 
 Example:
     >>> from memory_chains.memory import WindowCore
@@ -31,60 +30,58 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar, get_args
 
 from memory_chains.context._block import ContextBlock, Shrink
 from memory_chains.errors import InvalidInputError
+from memory_chains.protocol import (
+    MemoryBlock,
+    acontext_block,
+    arecord,
+    as_memory,
+    block_name,
+)
 
 __all__ = [
-    "DocumentsSource",
+    "BLOCK_LAYOUT",
     "EntitySource",
     "FactsSource",
+    "MemorySource",
     "ProfileSource",
     "RecallSource",
     "RecentTurnsSource",
     "SummarySource",
-    "TextSource",
     "long_term_sources",
+    "memory_sources",
     "short_term_sources",
 ]
 
+BLOCK_LAYOUT: MappingProxyType[str, tuple[int, Shrink, int | None]] = MappingProxyType(
+    {
+        "recent": (80, "drop_oldest", None),
+        "profile": (70, "drop_last", None),
+        "facts": (65, "drop_last", None),
+        "entities": (60, "drop_last", 256),
+        "summary": (50, "truncate", None),
+        "recalled": (40, "drop", 400),
+    }
+)
+"""Block name -> default (priority, shrink, cap in tokens) of its :class:`MemorySource`.
+A block of another name gets priority 55, ``drop_last`` and no cap. The recalled turns are
+kept whole or dropped: their lines cite turn ids, and a cut would cite turns it no longer
+shows."""
 
-def _require(obj: Any, *methods: str) -> None:
-    missing = [m for m in methods if not callable(getattr(obj, m, None))]
-    if missing:
-        raise InvalidInputError(
-            f"{type(obj).__name__} has no {', '.join(missing)}(): pass the memory object "
-            "this adapter reads"
-        )
-
-
-async def _call(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-    """``obj.a<name>(...)`` when it exists (awaited), else ``obj.<name>(...)`` in a thread."""
-    async_method = getattr(obj, "a" + name, None)
-    if async_method is not None and inspect.iscoroutinefunction(async_method):
-        return await async_method(*args, **kwargs)
-    return await asyncio.to_thread(getattr(obj, name), *args, **kwargs)
-
-
-def _lines(text: str, *, header: bool = False) -> tuple[str, ...]:
-    """Non-blank lines; with ``header``, a first line ending with ``:`` (the memory's own
-    title, such as "User profile:") is left out: the block has its heading."""
-    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
-    if header and lines and lines[0].rstrip().endswith(":") and not lines[0].startswith("- "):
-        lines = lines[1:]
-    return tuple(lines)
+_OTHER: tuple[int, Shrink, int | None] = (55, "drop_last", None)
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
 class _Source(ABC):
-    """Shared fields: the memory read (``target``), name, priority, heading, cap, and how
-    blocks shrink. Subclasses state only their defaults and what they read."""
+    """Shared fields: the object read (``target``), name, priority, heading, cap, and how
+    blocks shrink."""
 
     target: Any = field(kw_only=False)
     name: str = ""
@@ -94,9 +91,6 @@ class _Source(ABC):
     min_tokens: int = 0
     shrink: Shrink = field(default="drop_last", init=False)
 
-    reads: ClassVar[tuple[str, ...]] = ()
-    """Methods the target must have."""
-
     def __post_init__(self) -> None:
         self._check_target()
         if self.max_tokens is not None and (
@@ -104,32 +98,19 @@ class _Source(ABC):
         ):
             raise InvalidInputError(f"max_tokens must be None or >= 0, got {self.max_tokens!r}")
 
-    def _check_target(self) -> None:
-        _require(self.target, *self.reads)
+    def _check_target(self) -> None:  # noqa: B027 - optional hook
+        """Refuse a target the source cannot read."""
 
     @property
     def records(self) -> bool:
         """True when :meth:`record` teaches the target something."""
-        return callable(getattr(self.target, "add_exchange", None)) or callable(
-            getattr(self.target, "observe", None)
-        )
+        return False
 
-    def _recorder(self) -> tuple[str, dict[str, Any]]:
-        if callable(getattr(self.target, "add_exchange", None)):
-            return "add_exchange", {}
-        return "observe", {}
-
-    def record(self, human: str, ai: str) -> None:
+    def record(self, human: str, ai: str) -> None:  # noqa: B027 - nothing by default
         """Give the exchange to the target (nothing when :attr:`records` is False)."""
-        if self.records:
-            method, kwargs = self._recorder()
-            getattr(self.target, method)(human, ai, **kwargs)
 
-    async def arecord(self, human: str, ai: str) -> None:
-        """Async :meth:`record` (the target's ``a…`` method when it has one)."""
-        if self.records:
-            method, kwargs = self._recorder()
-            await _call(self.target, method, human, ai, **kwargs)
+    async def arecord(self, human: str, ai: str) -> None:  # noqa: B027 - nothing by default
+        """Async :meth:`record`."""
 
     @abstractmethod
     def block(self, question: str, max_tokens: int) -> ContextBlock:
@@ -150,48 +131,102 @@ class _Source(ABC):
         return f"{type(self).__name__}(name={self.name!r}, priority={self.priority})"
 
 
-_Request = tuple[str, tuple[Any, ...], dict[str, Any]]
-
-
-class _ReadingSource(_Source):
-    """A source whose block is one call to a method of its target: :meth:`_request` names
-    the call, :meth:`_from` turns its result into the block; ``block`` and ``ablock`` differ
-    only in how the call is made."""
-
-    @abstractmethod
-    def _request(self, question: str, max_tokens: int) -> _Request | None:
-        """``(method, args, kwargs)`` to call on the target; None for an empty block."""
-
-    @abstractmethod
-    def _from(self, result: Any) -> ContextBlock:
-        """The block made of what the target returned."""
-
-    def block(self, question: str, max_tokens: int) -> ContextBlock:
-        """The source's block for ``question`` (one item per line, entity or turn)."""
-        request = self._request(question, max_tokens)
-        if request is None:
-            return self._make(())
-        method, args, kwargs = request
-        return self._from(getattr(self.target, method)(*args, **kwargs))
-
-    async def ablock(self, question: str, max_tokens: int) -> ContextBlock:
-        """Async :meth:`block` (the target's ``a…`` method when it has one, else a thread)."""
-        request = self._request(question, max_tokens)
-        if request is None:
-            return self._make(())
-        method, args, kwargs = request
-        return self._from(await _call(self.target, method, *args, **kwargs))
+_UNSET = -(10**9)  # "take the default of BLOCK_LAYOUT"
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class RecentTurnsSource(_ReadingSource):
-    """The verbatim recent exchanges of a short-term memory (oldest dropped first).
+class MemorySource(_Source):
+    """One block of a memory (:class:`~memory_chains.protocol.ConversationMemory`) as a
+    context source.
 
     Args:
-        target: a :class:`~memory_chains.memory.ShortTermMemory` (``WindowCore``,
-            ``TokenBudgetCore``, ``SummaryCore``…) or anything whose ``context()`` has
-            ``turns`` with ``human`` / ``ai``.
-        name, priority, title, max_tokens, min_tokens: see :class:`ContextBlock`.
+        target: the memory (a classic shell gives its core or tracker).
+        block_name: which of the memory's ``block_names`` (its first by default).
+        name: the block's name in the context (``block_name`` by default).
+        priority, max_tokens, shrink: default from :data:`BLOCK_LAYOUT`.
+        title: the heading; default: the memory's own title for the block.
+        min_tokens: see :class:`ContextBlock`.
+        record_exchanges: forward exchanges to the memory (:meth:`record`); default: when
+            the memory records (its ``records`` attribute, True when absent).
+
+    Example:
+        >>> from memory_chains.protocol import MemoryBase, MemoryBlock
+        >>> class Notes(MemoryBase):
+        ...     block_names = ("notes",)
+        ...     def record(self, human, ai): pass
+        ...     def context_block(self, question, max_tokens, name=None):
+        ...         return MemoryBlock("notes", ("Livraison offerte dès 50 €.",))
+        >>> source = MemorySource(Notes())
+        >>> source.name, source.priority, source.block("livraison ?", 50).items
+        ('notes', 55, ('Livraison offerte dès 50 €.',))
+    """
+
+    block_name: str | None = None
+    priority: int = _UNSET
+    max_tokens: int | None = _UNSET
+    shrink: Shrink | None = None  # type: ignore[assignment]
+    record_exchanges: bool | None = None
+
+    default_block: ClassVar[str | None] = None
+
+    def __post_init__(self) -> None:
+        self.target = as_memory(self.target, f"{type(self).__name__}'s target")
+        self.block_name = block_name(self.target, self.block_name or self.default_block)
+        priority, shrink, cap = BLOCK_LAYOUT.get(self.block_name, _OTHER)
+        self.name = self.name or self.block_name
+        self.priority = priority if self.priority == _UNSET else self.priority
+        self.max_tokens = cap if self.max_tokens == _UNSET else self.max_tokens
+        self.shrink = self.shrink or shrink
+        if self.shrink not in get_args(Shrink):
+            raise InvalidInputError(
+                f"shrink must be one of {get_args(Shrink)}, got {self.shrink!r}"
+            )
+        super().__post_init__()
+
+    @property
+    def records(self) -> bool:
+        if self.record_exchanges is not None:
+            return self.record_exchanges
+        return bool(getattr(self.target, "records", True))
+
+    def record(self, human: str, ai: str) -> None:
+        """Give the exchange to the memory (``memory.record``) when :attr:`records`."""
+        if self.records:
+            self.target.record(human, ai)
+
+    async def arecord(self, human: str, ai: str) -> None:
+        """Async :meth:`record` (the memory's ``arecord`` when it has one)."""
+        if self.records:
+            await arecord(self.target, human, ai)
+
+    def _from(self, block: Any) -> ContextBlock:
+        if not isinstance(block, MemoryBlock):
+            raise InvalidInputError(
+                f"{type(self.target).__name__}.context_block returned "
+                f"{type(block).__name__}, not a MemoryBlock"
+            )
+        return ContextBlock(
+            self.name,
+            block.items,
+            priority=self.priority,
+            title=self.title or block.title,
+            shrink=self.shrink or "drop_last",
+            min_tokens=self.min_tokens,
+            turns=block.turns,
+            cited_ids=block.cited_ids,
+        )
+
+    def block(self, question: str, max_tokens: int) -> ContextBlock:
+        """The memory's block for ``question`` within ``max_tokens``."""
+        return self._from(self.target.context_block(question, max_tokens, self.block_name))
+
+    async def ablock(self, question: str, max_tokens: int) -> ContextBlock:
+        """Async :meth:`block` (the memory's ``acontext_block`` when it has one)."""
+        return self._from(await acontext_block(self.target, question, max_tokens, self.block_name))
+
+
+class RecentTurnsSource(MemorySource):
+    """The verbatim recent exchanges of a short-term memory (oldest dropped first).
 
     Example:
         >>> from memory_chains.memory import BufferCore
@@ -201,24 +236,10 @@ class RecentTurnsSource(_ReadingSource):
         (('q1', 'a1'), ('q2', 'a2'))
     """
 
-    name: str = "recent"
-    priority: int = 80
-    title: str = "Recent conversation"
-    shrink: Shrink = field(default="drop_oldest", init=False)
-    reads: ClassVar[tuple[str, ...]] = ("context",)
-
-    def _request(self, question: str, max_tokens: int) -> _Request:
-        return "context", (), {}
-
-    def _from(self, result: Any) -> ContextBlock:
-        human = getattr(self.target, "human_prefix", "Human")
-        ai = getattr(self.target, "ai_prefix", "AI")
-        turns = tuple((t.human, t.ai) for t in result.turns)
-        return self._make([f"{human}: {h}\n{ai}: {a}" for h, a in turns], turns=turns)
+    default_block = "recent"
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
-class SummarySource(_ReadingSource):
+class SummarySource(MemorySource):
     """The running summary of a short-term memory (empty for memories without one).
 
     Example:
@@ -227,17 +248,7 @@ class SummarySource(_ReadingSource):
         True
     """
 
-    name: str = "summary"
-    priority: int = 50
-    title: str = "Summary of the earlier conversation"
-    shrink: Shrink = field(default="truncate", init=False)
-    reads: ClassVar[tuple[str, ...]] = ("context",)
-
-    def _request(self, question: str, max_tokens: int) -> _Request:
-        return "context", (), {}
-
-    def _from(self, result: Any) -> ContextBlock:
-        return self._make(_lines(result.summary))
+    default_block = "summary"
 
 
 def short_term_sources(
@@ -256,18 +267,10 @@ def short_term_sources(
     )
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
-class EntitySource(_ReadingSource):
-    """The entities most relevant to the question (:class:`~memory_chains.entities.EntityTracker`).
-
-    The tracker renders its block under the budget; items are entities (with their
-    attributes and relations), most relevant first, so the least relevant go first.
-
-    Args:
-        target: an ``EntityTracker`` (anything with ``context(question, max_tokens=…,
-            limit=…)``).
-        limit: at most this many entities.
-        name, priority, title, max_tokens, min_tokens: see :class:`ContextBlock`.
+class EntitySource(MemorySource):
+    """The entities most relevant to the question (an
+    :class:`~memory_chains.entities.EntityTracker`, or an ``EntityMemory``), most relevant
+    first, so the least relevant go first when the budget is short.
 
     Example:
         >>> from memory_chains.entities import EntityTracker, RuleEntityExtractor
@@ -278,98 +281,65 @@ class EntitySource(_ReadingSource):
           relations: the user INTERESTED_IN it
     """
 
-    name: str = "entities"
-    priority: int = 60
-    title: str = "Known entities (most relevant first)"
-    max_tokens: int | None = 256
-    limit: int = 12
-    reads: ClassVar[tuple[str, ...]] = ("context",)
-
-    def _request(self, question: str, max_tokens: int) -> _Request:
-        return "context", (question,), {"max_tokens": max_tokens, "limit": self.limit}
-
-    def _from(self, result: Any) -> ContextBlock:
-        lines = _lines(result)
-        if lines and not lines[0].startswith("- "):
-            lines = lines[1:]  # the tracker's own header: the block has a heading
-        items: list[str] = []
-        for line in lines:
-            if line.startswith("- ") or not items:
-                items.append(line)
-            else:
-                items[-1] += "\n" + line  # an entity's relations line
-        return self._make(items)
+    default_block = "entities"
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class _LongTermSource(_ReadingSource):
-    """A long-term memory records (``observe(human, ai, session_id=…)``) only when it is
-    given the ``session_id`` to file the exchange under. Its text starts with the memory's
-    own title, left out (the block has its heading)."""
+class _LongTermSource(MemorySource):
+    """A long-term memory records only when it is given the ``session_id`` to file the
+    exchanges under (``longterm.session(session_id)``)."""
 
     session_id: str | None = None
 
-    @property
-    def records(self) -> bool:
-        return self.session_id is not None and callable(getattr(self.target, "observe", None))
+    def __post_init__(self) -> None:
+        session = getattr(self.target, "session", None)
+        if self.session_id is not None:
+            if not callable(session):
+                raise InvalidInputError(
+                    f"session_id needs a long-term memory with session(), got "
+                    f"{type(self.target).__name__}"
+                )
+            self.target = session(self.session_id)
+        if self.record_exchanges is None:
+            self.record_exchanges = self.session_id is not None
+        super().__post_init__()
 
-    def _recorder(self) -> tuple[str, dict[str, Any]]:
-        return "observe", {"session_id": self.session_id}
 
-    def _from(self, result: Any) -> ContextBlock:
-        return self._make(_lines(result, header=True))
-
-
-@dataclass(eq=False, repr=False, kw_only=True)
 class ProfileSource(_LongTermSource):
-    """The user's profile from a long-term memory (``profile_block(max_tokens) -> str``).
+    """The user's profile from a :class:`~memory_chains.longterm.LongTermMemory`.
 
-    Args:
-        target: a :class:`~memory_chains.longterm.LongTermMemory` or any object with
-            ``profile_block``.
-        session_id: when given, :meth:`record` files exchanges with
-            ``longterm.observe(human, ai, session_id=…)`` (one model call per turn).
-        name, priority, title, max_tokens, min_tokens: see :class:`ContextBlock`.
+    With ``session_id``, :meth:`record` files exchanges under that session (one model call
+    per turn); without, it records nothing.
 
     Example:
-        >>> class LongTerm:
-        ...     def profile_block(self, max_tokens):
-        ...         return "User profile:\\n- name: Alice\\n- city: Lyon"
+        >>> from memory_chains.protocol import MemoryBase, MemoryBlock
+        >>> class LongTerm(MemoryBase):
+        ...     block_names = ("profile", "facts")
+        ...     def record(self, human, ai): pass
+        ...     def context_block(self, question, max_tokens, name=None):
+        ...         return MemoryBlock(name or "profile", ("- name: Alice", "- city: Lyon"))
         >>> ProfileSource(LongTerm()).block("", 50).items
         ('- name: Alice', '- city: Lyon')
     """
 
-    name: str = "profile"
-    priority: int = 70
-    title: str = "About the user"
-    reads: ClassVar[tuple[str, ...]] = ("profile_block",)
-
-    def _request(self, question: str, max_tokens: int) -> _Request:
-        return "profile_block", (max_tokens,), {}
+    default_block = "profile"
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class FactsSource(_LongTermSource):
-    """Facts recalled for the question from a long-term memory
-    (``facts_block(question, max_tokens) -> str``, most relevant first).
-
-    Args: as :class:`ProfileSource`.
+    """Facts recalled for the question from a long-term memory, most relevant first.
 
     Example:
-        >>> class LongTerm:
-        ...     def facts_block(self, question, max_tokens):
-        ...         return "- Ordered a Dell XPS 15 on 3 May.\\n- Prefers e-mail."
+        >>> from memory_chains.protocol import MemoryBase, MemoryBlock
+        >>> class LongTerm(MemoryBase):
+        ...     block_names = ("profile", "facts")
+        ...     def record(self, human, ai): pass
+        ...     def context_block(self, question, max_tokens, name=None):
+        ...         return MemoryBlock("facts", ("- Ordered a Dell XPS 15 on 3 May.",))
         >>> FactsSource(LongTerm()).block("ma commande ?", 50).items[0]
         '- Ordered a Dell XPS 15 on 3 May.'
     """
 
-    name: str = "facts"
-    priority: int = 65
-    title: str = "What we know from earlier conversations"
-    reads: ClassVar[tuple[str, ...]] = ("facts_block",)
-
-    def _request(self, question: str, max_tokens: int) -> _Request | None:
-        return ("facts_block", (question, max_tokens), {}) if question else None
+    default_block = "facts"
 
 
 def long_term_sources(
@@ -381,143 +351,80 @@ def long_term_sources(
 ) -> tuple[ProfileSource, FactsSource]:
     """The profile and the recalled facts of one long-term memory, in rendering order.
 
+    With ``session_id`` the profile source records the exchanges (once, not twice).
+
     Example:
-        >>> class LongTerm:
-        ...     def profile_block(self, max_tokens): return ""
-        ...     def facts_block(self, question, max_tokens): return ""
-        >>> [s.name for s in long_term_sources(LongTerm())]
-        ['profile', 'facts']
+        >>> from memory_chains.longterm import LongTermMemory
+        >>> from memory_chains.stores import InMemoryStore
+        >>> from memory_chains.testing import HashEmbeddings
+        >>> mem = LongTermMemory(InMemoryStore(), "alice", HashEmbeddings())
+        >>> [(s.name, s.records) for s in long_term_sources(mem, session_id="s1")]
+        [('profile', True), ('facts', False)]
     """
     return (
         ProfileSource(longterm, session_id=session_id, priority=profile_priority),
-        FactsSource(longterm, session_id=session_id, priority=facts_priority),
+        FactsSource(
+            longterm, session_id=session_id, priority=facts_priority, record_exchanges=False
+        ),
     )
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class RecallSource(_ReadingSource):
-    """Past turns recalled for the question (``recall.context(user_id, question, max_tokens)``
-    returning a ``RecalledContext`` or a ``(text, cited_ids)`` pair); the cited ids travel
-    with the block.
+class RecallSource(MemorySource):
+    """Past turns recalled for the question (``TurnIndex.for_user(user_id)``, or any memory
+    giving a ``recalled`` block); the cited ids travel with the block.
 
-    The recall index sizes its text to the budget it is given and its lines cite turn ids,
-    so by default the block is kept whole or dropped (``shrink="drop"``): a cut would cite
-    turns it no longer shows. It never records (the index is fed from the store).
+    The block is kept whole or dropped (its lines cite turn ids). It never records: the
+    index is fed from the store.
+
+    Args:
+        target: a :class:`~memory_chains.recall.UserRecall`, or a
+            :class:`~memory_chains.recall.TurnIndex` with ``user_id``.
+        user_id: with a ``TurnIndex``: whose turns.
 
     Example:
-        >>> class Recall:
-        ...     def context(self, user_id, question, max_tokens):
-        ...         return "(s1#4) Human: Ma commande 4821 ?", ["s1#4"]
-        >>> b = RecallSource(Recall(), user_id="alice").block("commande ?", 50)
-        >>> b.items, b.cited_ids
-        (('(s1#4) Human: Ma commande 4821 ?',), ('s1#4',))
+        >>> from memory_chains.recall import TurnIndex
+        >>> index = TurnIndex()
+        >>> index.add("alice", "s1#4", "Ma commande 4821 ?", speaker="Human")
+        >>> b = RecallSource(index, user_id="alice").block("commande ?", 50)
+        >>> b.cited_ids
+        ('s1#4',)
     """
 
-    user_id: str
-    name: str = "recalled"
-    priority: int = 40
-    title: str = "From past conversations"
-    max_tokens: int | None = 400
-    shrink: Shrink = "drop"
-    reads: ClassVar[tuple[str, ...]] = ("context",)
+    user_id: str | None = None
+    default_block = "recalled"
 
-    @property
-    def records(self) -> bool:
-        return False
-
-    def _request(self, question: str, max_tokens: int) -> _Request | None:
-        if not question or max_tokens < 1:
-            return None
-        return "context", (self.user_id, question, max_tokens), {}
-
-    def _from(self, result: Any) -> ContextBlock:
-        if hasattr(result, "text") and hasattr(result, "turn_ids"):
-            text, cited = result.text, result.turn_ids
-        else:
-            try:
-                text, cited = result
-            except (TypeError, ValueError) as exc:
+    def __post_init__(self) -> None:
+        if self.user_id is not None:
+            for_user = getattr(self.target, "for_user", None)
+            if not callable(for_user):
                 raise InvalidInputError(
-                    "recall.context must return a RecalledContext or (text, cited_ids), "
-                    f"got {type(result).__name__}"
-                ) from exc
-        return self._make(_lines(text), cited_ids=tuple(str(c) for c in cited))
+                    f"user_id needs a TurnIndex (for_user), got {type(self.target).__name__}"
+                )
+            self.target = for_user(self.user_id)
+        self.record_exchanges = False
+        super().__post_init__()
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
-class DocumentsSource(_Source):
-    """Retrieved documents: a fixed list, a retriever (``invoke``) or a function of the
-    question; the lowest-ranked documents go first.
+def memory_sources(memory: Any, **priorities: int) -> tuple[MemorySource, ...]:
+    """One :class:`MemorySource` per block of ``memory``, in its order; the first records.
 
-    Example:
-        >>> from langchain_core.documents import Document
-        >>> docs = [Document("Retours sous 30 jours.", metadata={"source": "retours.md"})]
-        >>> DocumentsSource(docs).block("retours ?", 50).items
-        ('[retours.md] Retours sous 30 jours.',)
-    """
-
-    name: str = "documents"
-    priority: int = 30
-    title: str = "Documents"
-
-    def _check_target(self) -> None:
-        docs = self.target
-        if not (callable(docs) or hasattr(docs, "invoke") or isinstance(docs, (list, tuple))):
-            raise InvalidInputError(
-                "documents must be a list of Documents, a retriever or a function of the question"
-            )
-
-    def _fetch(self, question: str) -> Any:
-        docs = self.target
-        if isinstance(docs, (list, tuple)):
-            return docs
-        if hasattr(docs, "invoke"):
-            return docs.invoke(question)
-        fetch: Callable[[str], Any] = docs
-        return fetch(question)
-
-    def _from(self, docs: Any) -> ContextBlock:
-        items = []
-        for d in docs:
-            source = d.metadata.get("source")
-            text = " ".join(d.page_content.split())
-            items.append(f"[{source}] {text}" if source else text)
-        return self._make(items)
-
-    def block(self, question: str, max_tokens: int) -> ContextBlock:
-        """The documents, one item each, ``[source] text``."""
-        return self._from(self._fetch(question))
-
-    async def ablock(self, question: str, max_tokens: int) -> ContextBlock:
-        """Async :meth:`block` (``ainvoke`` for a retriever)."""
-        if hasattr(self.target, "ainvoke"):
-            return self._from(await self.target.ainvoke(question))
-        return await asyncio.to_thread(self.block, question, max_tokens)
-
-
-class TextSource(_Source):
-    """A fixed text (instructions, notes), truncated when the budget is short.
+    Args:
+        memory: any :class:`~memory_chains.protocol.ConversationMemory`.
+        **priorities: block name -> priority, overriding :data:`BLOCK_LAYOUT`.
 
     Example:
-        >>> TextSource("rules", "Answer in French.").block("", 10).items
-        ('Answer in French.',)
+        >>> from memory_chains.memory import SummaryCore
+        >>> from memory_chains.testing import ScriptedChatModel
+        >>> mem = SummaryCore(ScriptedChatModel())
+        >>> [(s.name, s.priority, s.records) for s in memory_sources(mem, recent=90)]
+        [('summary', 50, True), ('recent', 90, False)]
     """
-
-    def __init__(
-        self,
-        name: str,
-        text: str,
-        *,
-        priority: int = 0,
-        title: str = "",
-        min_tokens: int = 0,
-    ) -> None:
-        if not isinstance(text, str):
-            raise InvalidInputError(f"text must be a string, got {type(text).__name__}")
-        super().__init__(None, name=name, priority=priority, title=title, min_tokens=min_tokens)
-        self.shrink = "truncate"
-        self.text = text
-
-    def block(self, question: str, max_tokens: int) -> ContextBlock:
-        """The text as one item."""
-        return self._make((self.text.strip(),))
+    target = as_memory(memory)
+    sources = []
+    for i, name in enumerate(target.block_names):
+        extra: dict[str, Any] = {} if i == 0 else {"record_exchanges": False}
+        if name in priorities:
+            extra["priority"] = priorities[name]
+        sources.append(MemorySource(target, block_name=name, **extra))
+    return tuple(sources)

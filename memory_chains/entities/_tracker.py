@@ -39,6 +39,7 @@ from memory_chains.entities._state import USER_ID, EntityState
 from memory_chains.entities._types import Entity, Extraction, resolve_types
 from memory_chains.errors import InvalidInputError
 from memory_chains.privacy import PIIOption, resolve_masker
+from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
 
 __all__ = ["EntityExtractor", "EntityTracker", "TurnReport", "turn_text"]
 
@@ -75,7 +76,7 @@ class TurnReport:
     raw: str = ""
 
 
-class EntityTracker:
+class EntityTracker(MemoryBase):
     """One user's entity memory, independent of any framework.
 
     Args:
@@ -308,6 +309,50 @@ class EntityTracker:
             limit=limit,
             weights=self.weights,
         )
+
+    # -- the memory protocol (memory_chains.protocol) -------------------------------------
+    block_names = ("entities",)
+    context_limit = 12
+    """At most this many entities in :meth:`context_block`."""
+
+    def record(self, human: str, ai: str) -> None:
+        """:meth:`observe` (the protocol's name for it)."""
+        self.observe(human, ai)
+
+    async def arecord(self, human: str, ai: str) -> None:
+        """Async :meth:`record` (the extractor's native async call when it has one)."""
+        await self.aobserve(human, ai)
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        """The entities most relevant to ``question`` under ``max_tokens``, one item each
+        (its attributes, then its relations on a second line), most relevant first.
+
+        Example:
+            >>> from memory_chains.entities import RuleEntityExtractor
+            >>> t = EntityTracker(RuleEntityExtractor(use_spacy=False))
+            >>> _ = t.observe("Je cherche le Dell XPS 15", "Il coûte 1599 €.")
+            >>> print(t.context_block("Sa garantie ?", 100).items[0])
+            - Dell XPS 15 [PRODUCT]; price: 1599 €
+              relations: the user INTERESTED_IN it
+        """
+        check_budget(max_tokens)
+        block_name(self, name)
+        lines = [
+            line
+            for line in self.context(question, max_tokens=max_tokens, limit=self.context_limit)
+            .strip()
+            .splitlines()
+            if line.strip()
+        ]
+        if lines and not lines[0].startswith("- "):
+            lines = lines[1:]  # the rendering's own header: a block has a title
+        items: list[str] = []
+        for line in lines:
+            if line.startswith("- ") or not items:
+                items.append(line)
+            else:
+                items[-1] += "\n" + line  # an entity's relations line
+        return MemoryBlock("entities", tuple(items), title="Known entities (most relevant first)")
 
     # -- maintenance ----------------------------------------------------------------------
     def forget(self, name: str) -> None:

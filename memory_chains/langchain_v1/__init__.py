@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from memory_chains.langchain_v1._chain import build_lcel_chain, history_aware_retriever
     from memory_chains.langchain_v1._memories import (
         ContextProvider,
-        LongTermProvider,
         Memories,
         MemoryView,
     )
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ANSWER_INSTRUCTIONS": "memory_chains.langchain_v1._steps",
     "ContextProvider": "memory_chains.langchain_v1._memories",
-    "LongTermProvider": "memory_chains.langchain_v1._memories",
     "Memories": "memory_chains.langchain_v1._memories",
     "MemoryMiddleware": "memory_chains.langchain_v1._middleware",
     "MemoryState": "memory_chains.langchain_v1._middleware",
@@ -54,7 +52,6 @@ _EXPORTS = {
 __all__ = [
     "ANSWER_INSTRUCTIONS",
     "ContextProvider",
-    "LongTermProvider",
     "Memories",
     "MemoryMiddleware",
     "MemoryState",

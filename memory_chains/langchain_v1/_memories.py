@@ -1,16 +1,13 @@
 """The memories one exchange reads and writes, whatever LangChain API drives them.
 
-:class:`Memories` groups the memory objects of one conversation (a short-term memory, an
-entity tracker, a long-term memory, a context builder) and gives the adapters of this
-package two operations, each written once:
+:class:`Memories` groups the memories of one conversation (a short-term memory, an entity
+tracker, a long-term memory, memories of your own, or a context builder) and gives the
+adapters of this package two operations, each written once over the memory protocol
+(:class:`~memory_chains.protocol.ConversationMemory`):
 
 * :meth:`Memories.view`: what the memories say about the next question, as a frozen
   :class:`MemoryView` (history turns, summary, named text blocks, entity names);
-* :meth:`Memories.record`: store one successful exchange in every memory that records.
-
-The long-term memory and the context builder are duck-typed (``profile_block`` /
-``facts_block`` / ``observe``, and ``build(question).render()``) so that any object with those
-methods plugs in.
+* :meth:`Memories.record`: store one successful exchange in every memory that records, once.
 
 Example:
     >>> from memory_chains.memory import WindowCore
@@ -33,22 +30,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from memory_chains.errors import InvalidInputError
 from memory_chains.memory import ShortTermMemory
+from memory_chains.protocol import MemoryBlock, acontext_block, arecord, as_memory, check_budget
 from memory_chains.rag import default_entity_source, render_history
 
-__all__ = ["ContextProvider", "LongTermProvider", "Memories", "MemoryView", "as_memories"]
+__all__ = ["ContextProvider", "Memories", "MemoryView", "as_memories"]
 
 _SUMMARY_PREFIX = "Summary of the earlier conversation"
-
-
-@runtime_checkable
-class LongTermProvider(Protocol):
-    """What is read from a long-term memory (``memory_chains.longterm.LongTermMemory``)."""
-
-    def profile_block(self, max_tokens: int) -> str:
-        """The user's profile as a short text block."""
-
-    def facts_block(self, question: str, max_tokens: int) -> str:
-        """The durable facts relevant to ``question`` as a short text block."""
+_TITLES = {"entities": "Known entities", "profile": "User profile", "facts": "Relevant facts"}
+"""The headings of the view's blocks (a memory's own title for other blocks)."""
 
 
 @runtime_checkable
@@ -124,15 +113,20 @@ class Memories:
     """The memories of one conversation, read and written together.
 
     Args:
-        short_term: a short-term memory (``WindowCore``, ``SummaryCore``…) or one of the
-            ``BaseMemory`` shells (``BufferMemory``…; its ``core`` is used); None for none.
+        short_term: a short-term memory (``WindowCore``, ``SummaryCore``…), one of the
+            ``BaseMemory`` shells (``BufferMemory``…; its ``core`` is used), or any memory
+            giving a ``recent`` block (and optionally ``summary``); None for none. Its
+            ``session_id`` is the session the long-term memory files exchanges under.
         entities: an ``EntityTracker`` (or an ``EntityMemory``; its ``tracker`` is used).
-        long_term: anything with ``profile_block(max_tokens)`` and
-            ``facts_block(question, max_tokens)``; recorded through ``observe`` if it has it.
+        long_term: a ``LongTermMemory`` (its profile and facts; it records through
+            ``long_term.session(...)`` when it has that method), or any memory with the
+            ``profile`` and ``facts`` blocks.
+        memories: more memories (:class:`~memory_chains.protocol.ConversationMemory`): each
+            of their blocks is shown under its own title, and each records.
         context: a context builder: ``build(question)`` returns an object with ``render()``.
-            When given, its rendering replaces the entity/profile/facts blocks and the
-            history (the builder is expected to hold them).
-        max_tokens: budget of each block (entities, profile, facts).
+            When given, its rendering replaces the memories' blocks and the history (the
+            builder is expected to hold them); its recording memories record too.
+        max_tokens: budget of each block (entities, profile, facts, yours).
         entity_hints: give the rewriter the names of the entity tracker (``entities``, else
             one among the ``context`` builder's sources), ordered for the question by
             :func:`memory_chains.rewrite.entity_source` as ``build_chain`` does; False
@@ -141,15 +135,22 @@ class Memories:
     Attributes:
         entity_source: the ``question -> names`` function behind
             :attr:`MemoryView.entity_names` (None: no names).
+        recorders: the memories :meth:`record` writes, each once, in order.
 
     Raises:
-        InvalidInputError: an argument does not have the methods it needs.
+        InvalidInputError: an argument is not a memory of the protocol (or a builder).
 
     Example:
         >>> from memory_chains.memory import BufferMemory
-        >>> mem = Memories(BufferMemory())
-        >>> type(mem.short_term).__name__
-        'BufferCore'
+        >>> from memory_chains.protocol import MemoryBase, MemoryBlock
+        >>> class Rules(MemoryBase):
+        ...     block_names = ("rules",)
+        ...     def record(self, human, ai): pass
+        ...     def context_block(self, question, max_tokens, name=None):
+        ...         return MemoryBlock("rules", ("Tutoyer le client.",), title="House rules")
+        >>> mem = Memories(BufferMemory(), memories=[Rules()])
+        >>> type(mem.short_term).__name__, mem.view("Salut").blocks
+        ('BufferCore', (('House rules', 'Tutoyer le client.'),))
     """
 
     def __init__(
@@ -158,118 +159,168 @@ class Memories:
         *,
         entities: Any = None,
         long_term: Any = None,
+        memories: Sequence[Any] = (),
         context: Any = None,
         max_tokens: int = 256,
         entity_hints: bool = True,
     ) -> None:
-        self.short_term: ShortTermMemory | None = _short_term(short_term)
-        self.entities = _tracker(entities)
-        if long_term is not None and not isinstance(long_term, LongTermProvider):
-            raise InvalidInputError(
-                f"long_term must have profile_block(max_tokens) and facts_block(question, "
-                f"max_tokens), got {type(long_term).__name__}"
-            )
+        self.short_term: Any = _short_term(short_term)
+        self.entities = None if entities is None else _tracker(entities)
+        self.long_term = None if long_term is None else _long_term(long_term)
+        self.memories = tuple(as_memory(m, "each of memories") for m in memories)
         if context is not None and not isinstance(context, ContextProvider):
             raise InvalidInputError(
                 f"context must have build(question), got {type(context).__name__}"
             )
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-            raise InvalidInputError(f"max_tokens must be an integer >= 0, got {max_tokens!r}")
-        self.long_term = long_term
         self.context = context
-        self.max_tokens = max_tokens
+        self.max_tokens = check_budget(max_tokens)
         self.entity_source = (
             default_entity_source(self.entities if self.entities is not None else context)
             if entity_hints
             else None
         )
+        self.recorders = self._recorders()
+
+    def _readers(self) -> list[tuple[Any, str]]:
+        """(memory, block name) of every block the view shows besides the history."""
+        readers: list[tuple[Any, str]] = []
+        if self.entities is not None:
+            readers.append((self.entities, "entities"))
+        if self.long_term is not None:
+            readers += [(self.long_term, "profile"), (self.long_term, "facts")]
+        readers += [(m, name) for m in self.memories for name in m.block_names]
+        return readers
+
+    def _recorders(self) -> tuple[Any, ...]:
+        chosen: list[Any] = []
+        long_term: Any = self.long_term
+        session = getattr(long_term, "session", None)
+        if callable(session):
+            st = self.short_term
+            seq = None
+            if isinstance(st, ShortTermMemory):
+                seq = lambda: st.store.count_turns(st.user_id, st.session_id)  # noqa: E731
+            long_term = session(getattr(st, "session_id", "default"), seq=seq)
+        sources = getattr(self.context, "sources", ())
+        if isinstance(sources, (list, tuple)):
+            from memory_chains.context import recording_sources
+
+            builder_memories = [s.target for s in recording_sources(sources)]
+        else:
+            builder_memories = []
+        candidates = [self.short_term, self.entities, long_term, *self.memories]
+        for memory in (*candidates, *builder_memories):
+            if memory is None or not getattr(memory, "records", True):
+                continue
+            if not any(m is memory or m == memory for m in chosen):
+                chosen.append(memory)
+        return tuple(chosen)
 
     # -- reading ---------------------------------------------------------------------------
 
-    def view(self, question: str) -> MemoryView:
-        """What the memories say for ``question`` (reads only; nothing is stored)."""
-        turns: tuple[tuple[str, str], ...] = ()
-        summary = ""
-        if self.short_term is not None:
-            ctx = self.short_term.context()
-            summary = ctx.summary
-            turns = tuple(p for t in ctx.turns for p in (("human", t.human), ("ai", t.ai)))
+    def _history(self, recent: MemoryBlock | None, summary: MemoryBlock | None) -> dict[str, Any]:
+        turns = () if recent is None else recent.turns
+        return {
+            "turns": tuple(p for h, a in turns for p in (("human", h), ("ai", a))),
+            "summary": "" if summary is None else summary.text(),
+        }
+
+    def _view(
+        self, question: str, history: dict[str, Any], found: Sequence[MemoryBlock]
+    ) -> MemoryView:
         names = tuple(self.entity_source(question)) if self.entity_source is not None else ()
         if self.context is not None:
             rendered = str(self.context.build(question).render()).strip()
             blocks: tuple[tuple[str, str], ...] = (("Memory", rendered),) if rendered else ()
-            return MemoryView(question, turns, summary, blocks, names, history_in_blocks=True)
-        found: list[tuple[str, str]] = []
-        if self.entities is not None:
-            block = self.entities.context(question, max_tokens=self.max_tokens)
-            found.append(("Known entities", block))
-        if self.long_term is not None:
-            found.append(("User profile", self.long_term.profile_block(self.max_tokens)))
-            found.append(("Relevant facts", self.long_term.facts_block(question, self.max_tokens)))
-        blocks = tuple((title, text.strip()) for title, text in found if text and text.strip())
-        return MemoryView(question, turns, summary, blocks, names)
+            return MemoryView(
+                question, **history, blocks=blocks, entity_names=names, history_in_blocks=True
+            )
+        blocks = tuple(
+            (_TITLES.get(b.name) or b.title or b.name, b.text().strip())
+            for b in found
+            if b.text().strip()
+        )
+        return MemoryView(question, **history, blocks=blocks, entity_names=names)
+
+    def view(self, question: str) -> MemoryView:
+        """What the memories say for ``question`` (reads only; nothing is stored)."""
+        st = self.short_term
+        history = self._history(
+            st.context_block(question, self.max_tokens, "recent") if st else None,
+            st.context_block(question, self.max_tokens, "summary") if _summarises(st) else None,
+        )
+        found = (
+            []
+            if self.context is not None
+            else [m.context_block(question, self.max_tokens, n) for m, n in self._readers()]
+        )
+        return self._view(question, history, found)
 
     async def aview(self, question: str) -> MemoryView:
-        """Async :meth:`view` (the reads run in a thread: stores and trackers are sync)."""
-        return await asyncio.to_thread(self.view, question)
+        """Async :meth:`view` (each memory's ``acontext_block``, concurrently)."""
+        st = self.short_term
+        readers = [] if self.context is not None else self._readers()
+        history_blocks = (
+            [] if st is None else ["recent", "summary"] if _summarises(st) else ["recent"]
+        )
+        readers = [(st, name) for name in history_blocks] + readers
+        blocks = await asyncio.gather(
+            *(acontext_block(m, question, self.max_tokens, n) for m, n in readers)
+        )
+        n = len(history_blocks)
+        history = self._history(*blocks[:n], *[None] * (2 - n))
+        found = list(blocks[n:])
+        if self.context is not None:
+            return await asyncio.to_thread(self._view, question, history, found)
+        return self._view(question, history, found)
 
     # -- writing ---------------------------------------------------------------------------
 
     def record(self, question: str, answer: str) -> None:
-        """Store one successful exchange in every memory that records.
+        """Store one successful exchange in every memory of :attr:`recorders`, in order
+        (the short-term memory first: the long-term memory files the turn's number).
 
         Raises:
             InvalidInputError: the question is empty (nothing is stored).
             StoreError: a store failed.
         """
-        turn = self.short_term.add_exchange(question, answer) if self.short_term else None
-        if self.entities is not None:
-            self.entities.observe(question, answer)
-        observe = getattr(self.long_term, "observe", None)
-        if observe is not None:
-            observe(question, answer, **self._long_term_keys(turn))
+        for memory in self.recorders:
+            memory.record(question, answer)
 
     async def arecord(self, question: str, answer: str) -> None:
-        """Async :meth:`record` (native async extraction calls where the memory has them)."""
-        turn = await self.short_term.aadd_exchange(question, answer) if self.short_term else None
-        if self.entities is not None:
-            await self.entities.aobserve(question, answer)
-        aobserve = getattr(self.long_term, "aobserve", None)
-        observe = getattr(self.long_term, "observe", None)
-        if aobserve is not None:
-            await aobserve(question, answer, **self._long_term_keys(turn))
-        elif observe is not None:
-            await asyncio.to_thread(lambda: observe(question, answer, **self._long_term_keys(turn)))
-
-    def _long_term_keys(self, turn: Any) -> dict[str, Any]:
-        session = self.short_term.session_id if self.short_term is not None else "default"
-        return {"session_id": session, "seq": getattr(turn, "seq", None)}
+        """Async :meth:`record` (each memory's ``arecord`` where it has one)."""
+        for memory in self.recorders:
+            await arecord(memory, question, answer)
 
 
-def _short_term(memory: Any) -> ShortTermMemory | None:
-    if memory is None or isinstance(memory, ShortTermMemory):
-        return memory
-    core = getattr(memory, "core", None)
-    if isinstance(core, ShortTermMemory):
-        return core
-    raise InvalidInputError(
-        f"short_term must be a memory_chains short-term memory (WindowCore, BufferMemory…), "
-        f"got {type(memory).__name__}"
-    )
+def _giving(obj: Any, what: str, needed: tuple[str, ...], kind: str) -> Any:
+    """``obj`` as a protocol memory giving every block of ``needed``."""
+    memory = as_memory(obj, what)
+    if not set(needed) <= set(memory.block_names):
+        blocks = " and ".join(f"'{n}'" for n in needed)
+        raise InvalidInputError(
+            f"{what} must give the {blocks} block{'s' if len(needed) > 1 else ''} ({kind}); "
+            f"{type(obj).__name__} gives {list(memory.block_names)}"
+        )
+    return memory
+
+
+def _short_term(memory: Any) -> Any:
+    if memory is None:
+        return None
+    return _giving(memory, "short_term", ("recent",), "a short-term memory: WindowCore…")
+
+
+def _summarises(short_term: Any) -> bool:
+    return short_term is not None and "summary" in short_term.block_names
 
 
 def _tracker(entities: Any) -> Any:
-    if entities is None:
-        return None
-    tracker = getattr(entities, "tracker", entities)
-    needed = ("entities", "context", "observe", "aobserve")
-    missing = [name for name in needed if not callable(getattr(tracker, name, None))]
-    if missing:
-        raise InvalidInputError(
-            f"entities must be an EntityTracker or an EntityMemory; "
-            f"{type(entities).__name__} lacks {', '.join(missing)}"
-        )
-    return tracker
+    return _giving(entities, "entities", ("entities",), "an EntityTracker or an EntityMemory")
+
+
+def _long_term(long_term: Any) -> Any:
+    return _giving(long_term, "long_term", ("profile", "facts"), "a LongTermMemory")
 
 
 def as_memories(memory: Any) -> Memories:

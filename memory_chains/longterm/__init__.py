@@ -44,7 +44,7 @@ from memory_chains.longterm._facts import (
     FactChanges,
     FactMemory,
 )
-from memory_chains.longterm._memory import LongTermMemory, ObserveReport
+from memory_chains.longterm._memory import LongTermMemory, LongTermSession, ObserveReport
 from memory_chains.longterm._profile import (
     STANDARD_KEYS,
     ProfileEntry,
@@ -67,6 +67,7 @@ __all__ = [
     "LongTermExtraction",
     "LongTermExtractor",
     "LongTermMemory",
+    "LongTermSession",
     "MemoryUpdater",
     "ObserveReport",
     "ProfileEntry",

@@ -51,6 +51,7 @@ from memory_chains.longterm._facts import (
     FactMemory,
 )
 from memory_chains.longterm._profile import UserProfile, profile_instructions
+from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
 from memory_chains.stores import validate_id
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
     from memory_chains.stores import BaseStore
 
-__all__ = ["LongTermMemory", "ObserveReport"]
+__all__ = ["LongTermMemory", "LongTermSession", "ObserveReport"]
 
 log = logging.getLogger("memory_chains.longterm")
 
@@ -108,7 +109,7 @@ class _Turn:
     when: float
 
 
-class LongTermMemory(WithBackground):
+class LongTermMemory(WithBackground, MemoryBase):
     """Long-term memory of one user across sessions: a profile and durable facts.
 
     Args:
@@ -246,6 +247,63 @@ class LongTermMemory(WithBackground):
         used = self.token_counter(profile + "\n\n") if profile else 0
         facts = self.facts_block(question, max(0, max_tokens - used), k=k)
         return "\n\n".join(block for block in (profile, facts) if block)
+
+    # -- the memory protocol (memory_chains.protocol) -----------------------------------
+    block_names = ("profile", "facts")
+
+    def record(self, human: str, ai: str) -> None:
+        """:meth:`observe` under the session ``"default"``; :meth:`session` files the
+        exchanges of a given session."""
+        self.observe(human, ai, session_id="default")
+
+    async def arecord(self, human: str, ai: str) -> None:
+        """Async :meth:`record` (the extractor's model call awaited)."""
+        await self.aobserve(human, ai, session_id="default")
+
+    def session(
+        self, session_id: str, *, seq: Callable[[], int | None] | None = None
+    ) -> LongTermSession:
+        """This memory, recording the exchanges of ``session_id`` (their provenance).
+
+        Args:
+            session_id: the session the exchanges are filed under.
+            seq: called after each exchange for its sequence number in the session (the
+                short-term memory's turn count when it records first); None: no number.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> from memory_chains.testing import HashEmbeddings
+            >>> mem = LongTermMemory(InMemoryStore(), "bob", HashEmbeddings())
+            >>> mem.session("s1", seq=lambda: 3).record("Je préfère le yoga le soir.", "Noté.")
+            >>> [f.sources for f in mem.facts()]
+            [(('s1', 3),)]
+        """
+        if seq is not None and not callable(seq):
+            raise InvalidInputError("seq must be None or a callable giving an int")
+        return LongTermSession(self, validate_id(session_id, "session_id"), seq)
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        """The profile (``profile``) or the facts recalled for ``question`` (``facts``,
+        best first), one line each, within ``max_tokens``.
+
+        Example:
+            >>> from memory_chains.stores import InMemoryStore
+            >>> from memory_chains.testing import HashEmbeddings
+            >>> mem = LongTermMemory(InMemoryStore(), "eve", HashEmbeddings())
+            >>> _ = mem.observe("Je préfère le Pilates.", "Noté.", session_id="s1")
+            >>> mem.context_block("Quel cours ?", 60, "facts").items
+            ("- L'utilisateur préfère le Pilates.",)
+        """
+        check_budget(max_tokens)
+        if block_name(self, name) == "profile":
+            text, title = self.profile_block(max_tokens), "About the user"
+        else:
+            text = self.facts_block(question, max_tokens) if question.strip() else ""
+            title = "What we know from earlier conversations"
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        if lines and lines[0].rstrip().endswith(":") and not lines[0].startswith("- "):
+            lines = lines[1:]  # the rendering's own header: a block has a title
+        return MemoryBlock(block_name(self, name), tuple(lines), title=title)
 
     async def acontext(self, question: str, *, max_tokens: int = 300, k: int = 8) -> str:
         """Async :meth:`context` (run in a thread: store reads and one query embedding)."""
@@ -391,3 +449,56 @@ class LongTermMemory(WithBackground):
         candidates = [FactCandidate(self._mask(t), key=key) for t in texts]
         with self._write_lock:
             return self.fact_memory.add(candidates, scope=scope)
+
+
+class LongTermSession(MemoryBase):
+    """A :class:`LongTermMemory` that records the exchanges of one session
+    (:meth:`LongTermMemory.session`); it reads the same profile and facts.
+
+    Example:
+        >>> from memory_chains.stores import InMemoryStore
+        >>> from memory_chains.testing import HashEmbeddings
+        >>> mem = LongTermMemory(InMemoryStore(), "ann", HashEmbeddings())
+        >>> s = mem.session("s2")
+        >>> s.memory is mem, s.session_id, s.block_names
+        (True, 's2', ('profile', 'facts'))
+    """
+
+    block_names = LongTermMemory.block_names
+
+    def __init__(
+        self,
+        memory: LongTermMemory,
+        session_id: str,
+        seq: Callable[[], int | None] | None = None,
+    ) -> None:
+        self.memory = memory
+        self.session_id = session_id
+        self.seq = seq
+
+    def record(self, human: str, ai: str) -> None:
+        """:meth:`LongTermMemory.observe` under this session."""
+        seq = self.seq() if self.seq is not None else None
+        self.memory.observe(human, ai, session_id=self.session_id, seq=seq)
+
+    async def arecord(self, human: str, ai: str) -> None:
+        """Async :meth:`record`."""
+        seq = self.seq() if self.seq is not None else None
+        await self.memory.aobserve(human, ai, session_id=self.session_id, seq=seq)
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        """:meth:`LongTermMemory.context_block`."""
+        return self.memory.context_block(question, max_tokens, name)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, LongTermSession)
+            and other.memory is self.memory
+            and other.session_id == self.session_id
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.memory), self.session_id))
+
+    def __repr__(self) -> str:
+        return f"LongTermSession(user_id={self.memory.user_id!r}, session_id={self.session_id!r})"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +38,7 @@ from memory_chains.memory._text import (
     word_count,
 )
 from memory_chains.privacy import PIIOption, resolve_masker
+from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
 from memory_chains.stores import BaseStore, InMemoryStore, Turn, open_store, validate_id
 
 __all__ = [
@@ -112,7 +113,7 @@ class MemoryStats:
     summary_tokens: int = 0
 
 
-class ShortTermMemory(ABC):
+class ShortTermMemory(MemoryBase):
     """Base of the short-term memories: one session's turn log and a loading policy.
 
     Args:
@@ -232,7 +233,7 @@ class ShortTermMemory(ABC):
         """Async :meth:`add_exchange` (the store call runs in a thread)."""
         return await asyncio.to_thread(self.add_exchange, human, ai, metadata)
 
-    def _after_append(self, turn: Turn) -> None:  # noqa: B027 - optional hook
+    def _after_append(self, turn: Turn) -> None:
         """Hook for policies that react to new turns (summary compaction)."""
 
     def clear(self) -> None:
@@ -252,6 +253,38 @@ class ShortTermMemory(ABC):
     async def acontext(self) -> MemoryContext:
         """Async :meth:`context`."""
         return await asyncio.to_thread(self.context)
+
+    # -- the memory protocol (memory_chains.protocol) -------------------------------------
+
+    block_names = ("summary", "recent")
+
+    def record(self, human: str, ai: str) -> None:
+        """:meth:`add_exchange` (the protocol's name for it)."""
+        self.add_exchange(human, ai)
+
+    async def arecord(self, human: str, ai: str) -> None:
+        """Async :meth:`record`."""
+        await self.aadd_exchange(human, ai)
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        """The running summary (``summary``, empty without one) or the verbatim recent
+        turns (``recent``, oldest first) of :meth:`context`; the question is not used.
+
+        Example:
+            >>> mem = WindowCore(k=2)
+            >>> _ = mem.add_exchange("Bonjour", "Bonjour !")
+            >>> mem.context_block("Ça va ?", 100, "recent").items
+            ('Human: Bonjour\\nAI: Bonjour !',)
+        """
+        check_budget(max_tokens)
+        chosen = block_name(self, name)
+        ctx = self.context()
+        if chosen == "summary":
+            lines = tuple(line for line in ctx.summary.strip().splitlines() if line.strip())
+            return MemoryBlock("summary", lines, title="Summary of the earlier conversation")
+        turns = tuple((t.human, t.ai) for t in ctx.turns)
+        items = tuple(f"{self.human_prefix}: {h}\n{self.ai_prefix}: {a}" for h, a in turns)
+        return MemoryBlock("recent", items, turns=turns, title="Recent conversation")
 
     def render(self) -> str:
         """:meth:`context` as one string (``Human: …`` / ``AI: …`` lines, summary first)."""

@@ -11,7 +11,7 @@ answer prompt and the layout of a retrieved document, for a chain of your own;
 """
 
 from memory_chains.rag._chain import ANSWER_TAG, ConversationalRAG, RAGAnswer, build_chain
-from memory_chains.rag._entity_source import default_entity_source
+from memory_chains.rag._entity_source import default_entity_source, find_entity_tracker
 from memory_chains.rag._fused import aretrieve_queries, fuse_documents, retrieve_queries
 from memory_chains.rag._history import normalise_history, parse_history, render_history
 from memory_chains.rag._prompts import DOCUMENT_PROMPT, QA_PROMPT, answer_instructions
@@ -28,6 +28,7 @@ __all__ = [
     "aretrieve_queries",
     "build_chain",
     "default_entity_source",
+    "find_entity_tracker",
     "fuse_documents",
     "normalise_history",
     "parse_history",

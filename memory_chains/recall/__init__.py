@@ -19,5 +19,6 @@ from __future__ import annotations
 
 from memory_chains.recall._index import TurnIndex
 from memory_chains.recall._types import Episode, RecallConfig, RecalledContext, RecalledTurn
+from memory_chains.recall._user import UserRecall
 
-__all__ = ["Episode", "RecallConfig", "RecalledContext", "RecalledTurn", "TurnIndex"]
+__all__ = ["Episode", "RecallConfig", "RecalledContext", "RecalledTurn", "TurnIndex", "UserRecall"]

@@ -48,6 +48,7 @@ from memory_chains.recall._persist import (
 from memory_chains.recall._rank import dense_question, rank_scores
 from memory_chains.recall._state import EpisodeSet
 from memory_chains.recall._types import Episode, RecallConfig, RecalledContext, RecalledTurn
+from memory_chains.recall._user import UserRecall
 from memory_chains.stores import BaseStore, InMemoryStore, validate_id
 
 __all__ = ["TurnIndex", "indexed_text", "passage_texts", "render_context"]
@@ -429,6 +430,10 @@ class TurnIndex:
     ) -> RecalledContext:
         """Async :meth:`context`."""
         return self._context(*await self._aranked(user_id, question), max_tokens)
+
+    def for_user(self, user_id: str) -> UserRecall:
+        """One user's recall as a memory (:class:`~memory_chains.protocol.ConversationMemory`)."""
+        return UserRecall(self, validate_id(user_id, "user_id"))
 
     def search_and_context(
         self, user_id: str, question: str, k: int = 10, max_tokens: int = 1500

@@ -54,8 +54,9 @@ from memory_chains.entities import EntityTracker, RuleEntityExtractor
 from memory_chains.errors import InvalidInputError, StoreUnavailableError
 from memory_chains.longterm import LongTermMemory, RuleLongTermExtractor
 from memory_chains.memory import LLMSummarizer, SummaryCore, SummaryData
+from memory_chains.protocol import MemoryBlock, block_name, check_budget
 from memory_chains.providers import approximate_token_count
-from memory_chains.recall import Episode, RecalledTurn, TurnIndex
+from memory_chains.recall import Episode, RecalledTurn, TurnIndex, UserRecall
 from memory_chains.sessions import SessionManager
 from memory_chains.stores import BaseStore, ResilientStore, Turn
 from memory_chains.web._config import WebConfig
@@ -126,7 +127,7 @@ class MemoryParts:
 
 def _past(
     turns: Sequence[RecalledTurn], session_id: str, limit: int, max_tokens: int, count: TokenCounter
-) -> tuple[str, list[str]]:
+) -> MemoryBlock:
     lines: list[str] = []
     cited: list[str] = []
     used = 0
@@ -140,40 +141,61 @@ def _past(
         lines.append(line)
         cited.append(turn.turn_id)
         used += cost
-    return "\n".join(lines), cited
+    return MemoryBlock("recalled", tuple(lines), cited_ids=tuple(cited), title=_PAST_TITLE)
 
 
-@dataclass
-class PastTurns:
-    """Recall restricted to the user's other sessions (duck-typed for ``RecallSource``).
+_PAST_TITLE = "From past conversations"
+
+
+class PastTurns(UserRecall):
+    """The user's turns of their *other* sessions recalled for the question: the
+    ``recalled`` block (:class:`~memory_chains.protocol.ConversationMemory`).
 
     Like :class:`~memory_chains.recall.TurnIndex` itself, it brings the best ``limit``
-    turns whatever their score: ranking scores are relative, not a relevance threshold.
+    turns whatever their score: ranking scores are relative, not a relevance threshold. It
+    records nothing (:meth:`SessionMemory.record` feeds the index).
 
     Example:
         >>> index = TurnIndex()
         >>> index.add("ann", "s1:1:user", "Mon vélo est rouge", speaker="User", session="s1")
         >>> index.add("ann", "s2:1:user", "Mon vélo est bleu", speaker="User", session="s2")
-        >>> PastTurns(index, "s2").context("ann", "vélo ?", 50)
-        ('(s1:1:user) User: Mon vélo est rouge', ['s1:1:user'])
+        >>> block = PastTurns(index, "ann", "s2").context_block("vélo ?", 50)
+        >>> block.items, block.cited_ids
+        (('(s1:1:user) User: Mon vélo est rouge',), ('s1:1:user',))
     """
 
-    index: TurnIndex
-    session_id: str
-    limit: int = 4
-    token_counter: TokenCounter = approximate_token_count
+    def __init__(
+        self,
+        index: TurnIndex,
+        user_id: str,
+        session_id: str,
+        limit: int = 4,
+        token_counter: TokenCounter = approximate_token_count,
+    ) -> None:
+        super().__init__(index, user_id)
+        self.session_id = session_id
+        self.limit = limit
+        self.token_counter = token_counter
 
     def _k(self) -> int:
         return 4 * self.limit + 8  # room for the current session's own turns, filtered out
 
-    def context(self, user_id: str, question: str, max_tokens: int) -> tuple[str, list[str]]:
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
         """The best past turns of other sessions that fit in ``max_tokens``, cited."""
-        turns = self.index.search(user_id, question, k=self._k())
+        block_name(self, name)
+        if not question.strip() or check_budget(max_tokens) < 1:
+            return MemoryBlock("recalled", title=_PAST_TITLE)
+        turns = self.index.search(self.user_id, question, k=self._k())
         return _past(turns, self.session_id, self.limit, max_tokens, self.token_counter)
 
-    async def acontext(self, user_id: str, question: str, max_tokens: int) -> tuple[str, list[str]]:
-        """Async :meth:`context`."""
-        turns = await self.index.asearch(user_id, question, k=self._k())
+    async def acontext_block(
+        self, question: str, max_tokens: int, name: str | None = None
+    ) -> MemoryBlock:
+        """Async :meth:`context_block` (the query embedding awaited)."""
+        block_name(self, name)
+        if not question.strip() or check_budget(max_tokens) < 1:
+            return MemoryBlock("recalled", title=_PAST_TITLE)
+        turns = await self.index.asearch(self.user_id, question, k=self._k())
         return _past(turns, self.session_id, self.limit, max_tokens, self.token_counter)
 
 
@@ -323,14 +345,14 @@ class SessionMemory:
             extractor=parts.fact_extractor,
             token_counter=count,
         )
-        self.recall = PastTurns(parts.index, session_id, config.recall_turns, count)
+        self.recall = PastTurns(parts.index, user_id, session_id, config.recall_turns, count)
         sources = [
             *long_term_sources(self.longterm),
             EntitySource(self.entities),
             *short_term_sources(self.short),
         ]
         if config.recall_turns:
-            sources.append(RecallSource(self.recall, user_id=user_id))
+            sources.append(RecallSource(self.recall))
         self.builder = _RecordingBuilder(sources, config.context_tokens, count, topic=True)
         self.memory = WebMemory(builder=self.builder, session=self)
 

@@ -24,26 +24,47 @@ from memory_chains.context import (
 from memory_chains.entities import EntityTracker, RuleEntityExtractor
 from memory_chains.errors import InvalidInputError
 from memory_chains.memory import WindowCore
+from memory_chains.protocol import MemoryBase, MemoryBlock, block_name
 from memory_chains.rag import ConversationalRAG
+from memory_chains.recall import TurnIndex
 from memory_chains.testing import ScriptedChatModel, word_counter
 
 from ._fakes import RecordingRetriever, RecordingRewriter
 
 
-class FakeLongTerm:
-    """The long-term memory's duck type: profile_block, facts_block, observe."""
+class FakeLongTerm(MemoryBase):
+    """A long-term memory of the protocol: a profile and facts; sessions record."""
+
+    block_names = ("profile", "facts")
 
     def __init__(self) -> None:
         self.observed: list[tuple[str, str, str]] = []
 
-    def profile_block(self, max_tokens: int) -> str:
-        return "User profile:\n- name: Alice\n- language: fr"
+    def record(self, human: str, ai: str) -> None:
+        self.observed.append((human, ai, "default"))
 
-    def facts_block(self, question: str, max_tokens: int) -> str:
-        return "Known facts about the user:\n- Owns a Dell XPS 15 bought in May."
+    def session(self, session_id: str) -> FakeSession:
+        return FakeSession(self, session_id)
 
-    def observe(self, human: str, ai: str = "", *, session_id: str) -> None:
-        self.observed.append((human, ai, session_id))
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        if block_name(self, name) == "profile":
+            return MemoryBlock(
+                "profile", ("- name: Alice", "- language: fr"), title="About the user"
+            )
+        return MemoryBlock("facts", ("- Owns a Dell XPS 15 bought in May.",))
+
+
+class FakeSession(MemoryBase):
+    block_names = FakeLongTerm.block_names
+
+    def __init__(self, memory: FakeLongTerm, session_id: str) -> None:
+        self.memory, self.session_id = memory, session_id
+
+    def record(self, human: str, ai: str) -> None:
+        self.memory.observed.append((human, ai, self.session_id))
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        return self.memory.context_block(question, max_tokens, name)
 
 
 def make_memory(**topic: Any) -> tuple[ContextMemory, WindowCore, EntityTracker, FakeLongTerm]:
@@ -89,7 +110,6 @@ def test_load_splits_the_history_from_the_other_blocks() -> None:
     assert "## About the user\n- name: Alice" in other
     assert "Owns a Dell XPS 15" in other and "Dell XPS 15 [PRODUCT]" in other
     assert "Human:" not in other  # the turns are in chat_history only
-    assert "User profile:" not in other  # the memory's own header gives way to the heading
 
 
 def test_string_history_and_missing_keys() -> None:
@@ -177,41 +197,54 @@ def test_clear_forgets_short_term_and_entities_but_not_long_term() -> None:
     assert "Alice" in memory.load_memory_variables({"question": "q"})["memory_context"]
 
 
-# -- adapters over the other helpers' memories (duck-typed) ----------------------------
+# -- adapters over the memories of the protocol --------------------------------------
 
 
-class FakeRecall:
+class FakeRecall(MemoryBase):
+    block_names = ("recalled",)
+    records = False
+
     def __init__(self) -> None:
-        self.asked: list[tuple[str, str, int]] = []
+        self.asked: list[tuple[str, int]] = []
 
-    def context(self, user_id: str, question: str, max_tokens: int) -> tuple[str, list[str]]:
-        self.asked.append((user_id, question, max_tokens))
-        return "[2026-11-02, s7]\n(s7#3) Human: ma commande 4821 ?", ["s7#3"]
+    def record(self, human: str, ai: str) -> None:
+        raise AssertionError("a recall memory is never given exchanges")
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        self.asked.append((question, max_tokens))
+        line = "(s7#3) Human: ma commande 4821 ?"
+        return MemoryBlock("recalled", ("[2026-11-02, s7]", line), cited_ids=("s7#3",))
 
 
 def test_recall_block_is_kept_whole_with_its_citations_or_dropped() -> None:
     recall = FakeRecall()
-    source = RecallSource(recall, user_id="alice")
-    ctx = ContextBuilder([source], 100, word_counter).build("ma commande ?")
-    assert recall.asked == [("alice", "ma commande ?", 100)]
-    assert ctx.cited_ids == ("s7#3",)
+    source = RecallSource(recall)
+    memory = ContextMemory(builder=ContextBuilder([source], 100, word_counter))
+    assert memory.context("ma commande ?").cited_ids == ("s7#3",)
+    assert recall.asked == [("ma commande ?", 100)]
     tight = ContextBuilder([source], 6, word_counter).build("ma commande ?")
     assert tight.dropped == ("recalled",) and tight.cited_ids == ()
-    assert RecallSource(recall, user_id="alice").block("", 50).empty  # no question: no call
+    memory.save_context({"question": "q"}, {"answer": "a"})  # does not reach the recall
 
 
-def test_recall_accepts_a_recalled_context_object() -> None:
-    class Recalled:
-        text, turn_ids, tokens = "(s1#1) Human: bonjour", ("s1#1",), 4
+def test_recall_over_a_turn_index_needs_a_user_and_a_question() -> None:
+    index = TurnIndex()
+    index.add("alice", "s1#1", "Ma commande 4821 est en retard", speaker="Human")
+    source = RecallSource(index, user_id="alice")
+    assert source.block("commande ?", 50).cited_ids == ("s1#1",)
+    assert source.block("", 50).empty  # no question: no search
+    assert RecallSource(index, user_id="bob").block("commande ?", 50).empty
+    with pytest.raises(InvalidInputError, match="ConversationMemory"):
+        RecallSource(index)  # an index serves every user: say whose turns
 
-    class Recall:
-        def context(self, user_id: str, question: str, max_tokens: int) -> Recalled:
-            return Recalled()
 
-    block = RecallSource(Recall(), user_id="u").block("q", 10)
-    assert block.cited_ids == ("s1#1",)
-    with pytest.raises(InvalidInputError, match="RecalledContext"):
-        RecallSource(type("R", (), {"context": lambda *a: 3})(), user_id="u").block("q", 10)
+def test_a_memory_answering_something_else_than_a_block_is_refused() -> None:
+    class Broken(FakeRecall):
+        def context_block(self, question: str, max_tokens: int, name: str | None = None) -> Any:
+            return "(s1#1) Human: bonjour"
+
+    with pytest.raises(InvalidInputError, match="not a MemoryBlock"):
+        RecallSource(Broken()).block("q", 10)
 
 
 def test_documents_from_a_retriever_lowest_rank_dropped_first() -> None:
@@ -228,10 +261,12 @@ def test_documents_from_a_retriever_lowest_rank_dropped_first() -> None:
 
 
 def test_adapters_refuse_objects_without_the_methods_they_read() -> None:
-    with pytest.raises(InvalidInputError, match="profile_block"):
+    with pytest.raises(InvalidInputError, match="ConversationMemory"):
         long_term_sources(object())
-    with pytest.raises(InvalidInputError, match="context"):
+    with pytest.raises(InvalidInputError, match="ConversationMemory"):
         EntitySource(object())
+    with pytest.raises(InvalidInputError, match="not 'entities'"):
+        EntitySource(FakeLongTerm())  # a memory without that block
 
 
 def _names_given_to_the_rewriter(**options: Any) -> tuple[str, ...]:

@@ -73,3 +73,22 @@ def test_packages_use_each_other_through_their_public_names() -> None:
         if PACKAGE / "cli" not in path.parents and (found := _private_imports_across_packages(path))
     }
     assert offenders == {}
+
+
+MEMORIES = ("memory_chains.entities", "memory_chains.longterm", "memory_chains.recall")
+
+
+def test_the_builder_and_the_adapters_read_memories_through_the_protocol_only() -> None:
+    """The context builder imports no memory package, the 1.x adapters only the short-term
+    memory's type (for its session and turn numbers)."""
+    readers = [*(PACKAGE / "context").glob("*.py"), *(PACKAGE / "langchain_v1").glob("*.py")]
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(
+            name
+            for name in _imports(path)
+            if name.startswith(MEMORIES)
+            or (name.startswith("memory_chains.memory") and path.parent.name == "context")
+        )
+        for path in readers
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}

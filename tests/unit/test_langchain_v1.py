@@ -28,6 +28,7 @@ from memory_chains.langchain_v1 import (
     make_retrieval_tool,
 )
 from memory_chains.memory import BufferMemory, WindowCore
+from memory_chains.protocol import MemoryBase, MemoryBlock, block_name
 from memory_chains.stores import InMemoryStore
 from memory_chains.testing import ScriptedChatModel
 
@@ -44,25 +45,47 @@ class RecordingRetriever(_fakes.RecordingRetriever):
     documents: tuple[tuple[str, str], ...] = (("best", "a.md"), ("second", "b.md"))
 
 
-class FakeLongTerm:
-    """The long-term memory's duck-typed surface, recording what it is given."""
+class FakeLongTerm(MemoryBase):
+    """A long-term memory of the protocol recording what its sessions are given."""
+
+    block_names = ("profile", "facts")
 
     def __init__(self) -> None:
         self.observed: list[tuple[str, str, dict[str, Any]]] = []
 
-    def profile_block(self, max_tokens: int) -> str:
-        return "language: fr"
+    def record(self, human: str, ai: str) -> None:
+        raise AssertionError("Memories records through session()")
 
-    def facts_block(self, question: str, max_tokens: int) -> str:
-        return f"- prefers Saturday classes (asked: {question})"
+    def session(self, session_id: str, *, seq: Any = None) -> Any:
+        return FakeSession(self, session_id, seq)
 
-    def observe(self, human: str, ai: str, **keys: Any) -> None:
-        self.observed.append((human, ai, keys))
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        if block_name(self, name) == "profile":
+            return MemoryBlock("profile", ("language: fr",))
+        return MemoryBlock("facts", (f"- prefers Saturday classes (asked: {question})",))
+
+
+class FakeSession(MemoryBase):
+    block_names = FakeLongTerm.block_names
+
+    def __init__(self, memory: FakeLongTerm, session_id: str, seq: Any) -> None:
+        self.memory, self.keys, self.seq = memory, {"session_id": session_id}, seq
+
+    def record(self, human: str, ai: str) -> None:
+        self.memory.observed.append((human, ai, {**self.keys, "seq": self.seq()}))
+
+    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
+        return self.memory.context_block(question, max_tokens, name)
 
 
 class AsyncFakeLongTerm(FakeLongTerm):
-    async def aobserve(self, human: str, ai: str, **keys: Any) -> None:
-        self.observed.append((human, ai, {**keys, "async": True}))
+    def session(self, session_id: str, *, seq: Any = None) -> Any:
+        return AsyncFakeSession(self, session_id, seq)
+
+
+class AsyncFakeSession(FakeSession):
+    async def arecord(self, human: str, ai: str) -> None:
+        self.memory.observed.append((human, ai, {**self.keys, "seq": self.seq(), "async": True}))
 
 
 class FakeBuilt:
@@ -122,14 +145,22 @@ def test_memories_view_has_history_blocks_and_entity_hints() -> None:
 def test_memories_accept_classic_shells_and_refuse_wrong_objects() -> None:
     memories = Memories(BufferMemory(), entities=EntityMemory(extractor="rules"))
     assert isinstance(memories.entities, EntityTracker)
-    with pytest.raises(InvalidInputError, match="short-term"):
+    with pytest.raises(InvalidInputError, match="short_term must implement"):
         Memories("not a memory")
-    with pytest.raises(InvalidInputError, match="profile_block"):
+    with pytest.raises(InvalidInputError, match="the 'recent' block"):
+        Memories(tracker())
+    with pytest.raises(InvalidInputError, match="ConversationMemory"):
         Memories(long_term=object())
+    with pytest.raises(InvalidInputError, match="the 'profile' and 'facts' blocks"):
+        Memories(long_term=WindowCore())
     with pytest.raises(InvalidInputError, match="build"):
         Memories(context=object())
-    with pytest.raises(InvalidInputError, match="lacks"):
+    with pytest.raises(InvalidInputError, match="ConversationMemory"):
         Memories(entities=object())
+    with pytest.raises(InvalidInputError, match="the 'entities' block"):
+        Memories(entities=WindowCore())
+    with pytest.raises(InvalidInputError, match="each of memories"):
+        Memories(memories=[object()])
 
 
 def two_entity_tracker() -> EntityTracker:
