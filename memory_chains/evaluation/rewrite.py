@@ -56,6 +56,7 @@ from langchain_core.embeddings import Embeddings
 
 from memory_chains.errors import InvalidInputError
 from memory_chains.evaluation.metrics import bleu4, fold, rouge1_f1, rouge1_recall
+from memory_chains.knowledge import LexicalIndex, SearchMode, hybrid_ranking
 from memory_chains.rewrite import (
     RewriteResult,
     detect_language,
@@ -217,19 +218,33 @@ def _normalised(vectors: list[list[float]]) -> np.ndarray:
 
 
 class _Retriever:
-    """Cosine retrieval over a corpus embedded once; several queries fused by RRF."""
+    """The knowledge base's search over a corpus embedded once (cosine, fused with BM25
+    unless ``mode="dense"``); several queries fused by RRF."""
 
-    def __init__(self, ids: Sequence[str], texts: Sequence[str], embeddings: Embeddings):
+    def __init__(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        embeddings: Embeddings,
+        mode: SearchMode = "hybrid",
+    ):
         self.ids = list(ids)
         self.embeddings = embeddings
+        if mode not in ("hybrid", "dense"):
+            raise InvalidInputError(f"search must be 'hybrid' or 'dense', got {mode!r}")
         self.matrix = _normalised(embeddings.embed_documents(list(texts)))
+        self.lexical = LexicalIndex(texts) if mode == "hybrid" else None
         self._cache: dict[str, list[str]] = {}
 
     def rank(self, query: str) -> list[str]:
         if query not in self._cache:
             vector = _normalised([self.embeddings.embed_query(query)])[0]
-            scores = self.matrix @ vector
-            self._cache[query] = [self.ids[i] for i in np.argsort(-scores, kind="stable")]
+            order = [int(i) for i in np.argsort(-(self.matrix @ vector), kind="stable")]
+            if self.lexical is not None:
+                fused = hybrid_ranking(order, self.lexical.scores(query))
+                seen = set(fused)
+                order = fused + [i for i in order if i not in seen]
+            self._cache[query] = [self.ids[i] for i in order]
         return self._cache[query]
 
     def retrieve(self, queries: Sequence[str]) -> list[str]:
@@ -291,11 +306,13 @@ def evaluate_rewrites(
     *,
     progress: Progress | None = None,
     entity_memory: Callable[[], Any] | None = None,
+    search: SearchMode = "hybrid",
 ) -> dict[str, Any]:
     """Rewrite every follow-up of ``dataset_path`` and retrieve over ``corpus_path``.
 
-    Retrieval is cosine similarity over the corpus embedded once (``embed_documents``);
-    each query is embedded with ``embed_query``; a rewrite's several queries
+    Retrieval is the knowledge base's: cosine similarity over the corpus embedded once
+    (``embed_documents``), each query embedded with ``embed_query``, fused with BM25 by
+    reciprocal rank (``search="dense"``: cosine only); a rewrite's several queries
     (:attr:`~memory_chains.rewrite.RewriteResult.queries`) are merged by reciprocal rank
     fusion. An item's rank is the best rank of its gold passages.
 
@@ -322,7 +339,7 @@ def evaluate_rewrites(
                 raise InvalidInputError(
                     f"{dataset_path}:{row.get('id')}: unknown gold_doc {gold!r}"
                 )
-    retriever = _Retriever(ids, texts, embeddings)
+    retriever = _Retriever(ids, texts, embeddings, search)
 
     items: list[dict[str, Any]] = []
     for index, row in enumerate(dataset):

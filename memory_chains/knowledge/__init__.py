@@ -1,9 +1,10 @@
-"""Knowledge bases: a folder of French or English documents, searchable by cosine.
+"""Knowledge bases: a folder of French or English documents, searched by cosine and BM25.
 
 :class:`KnowledgeBase` chunks ``.txt`` / ``.md`` files, embeds them, keeps them in a FAISS
-inner-product index over unit vectors and, given an ``index_dir``, saves that index without
-pickle and reuses it while nothing changed. :func:`sample_kb_path` is the demo folder
-shipped with the package (an online shop, a gym and a laptop catalogue, in French).
+inner-product index over unit vectors (fused with BM25 at search time) and, given an
+``index_dir``, saves that index without pickle and reuses it while nothing changed.
+:func:`sample_kb_path` is the demo folder shipped with the package (an online shop, a gym
+and a laptop catalogue, in French).
 
 Example:
     >>> from memory_chains.testing import HashEmbeddings
@@ -12,7 +13,16 @@ Example:
     'Dell XPS 15'
 """
 
-from memory_chains.knowledge._base import KnowledgeBase, sample_kb_path
+from memory_chains.knowledge._base import KnowledgeBase, KnowledgeRetriever, sample_kb_path
+from memory_chains.knowledge._hybrid import LexicalIndex, SearchMode, hybrid_ranking
 from memory_chains.knowledge._persist import Manifest
 
-__all__ = ["KnowledgeBase", "Manifest", "sample_kb_path"]
+__all__ = [
+    "KnowledgeBase",
+    "KnowledgeRetriever",
+    "LexicalIndex",
+    "Manifest",
+    "SearchMode",
+    "hybrid_ranking",
+    "sample_kb_path",
+]

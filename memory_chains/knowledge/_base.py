@@ -1,10 +1,13 @@
 """The knowledge base: a folder of documents, chunked, embedded and searched by cosine.
 
 Core type: :class:`KnowledgeBase`. It owns a FAISS ``IndexFlatIP`` over L2-normalised
-vectors (so scores are cosines, identical texts score 1.0), the chunks in index order and,
+vectors (so scores are cosines, identical texts score 1.0), a BM25 index of the same chunks
+(built on first search; a search fuses both rankings unless ``mode="dense"``, see
+:mod:`._hybrid`), the chunks in index order and,
 when built with an ``index_dir``, a pickle-free copy on disk that is reused while the
 folder, the chunking and the embeddings stay the same. LangChain's ``FAISS`` vectorstore
-and retriever are thin views built on demand (:attr:`KnowledgeBase.vectorstore`).
+is a thin view built on demand (:attr:`KnowledgeBase.vectorstore`);
+:meth:`KnowledgeBase.as_retriever` is a LangChain retriever over :meth:`KnowledgeBase.search`.
 
 Example:
     >>> from memory_chains.testing import HashEmbeddings
@@ -24,10 +27,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
 
 from memory_chains.errors import IndexCorruptedError, InvalidInputError, KnowledgeBaseError
+from memory_chains.knowledge._hybrid import (
+    DEPTH,
+    LexicalIndex,
+    SearchMode,
+    check_mode,
+    hybrid_ranking,
+)
 from memory_chains.knowledge._loading import check_chunking, read_folder, split_sources
 from memory_chains.knowledge._persist import (
     Manifest,
@@ -45,9 +61,8 @@ from memory_chains.knowledge._vectors import (
 
 if TYPE_CHECKING:
     from langchain_community.vectorstores import FAISS
-    from langchain_core.vectorstores import VectorStoreRetriever
 
-__all__ = ["KnowledgeBase", "sample_kb_path"]
+__all__ = ["KnowledgeBase", "KnowledgeRetriever", "sample_kb_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +149,8 @@ class KnowledgeBase:
         self._rebuilt = rebuilt
         self._vectorstore: FAISS | None = None
         self._vectorstore_lock = threading.Lock()  # built once, even by racing threads
+        self._lexical: LexicalIndex | None = None
+        self._lexical_lock = threading.Lock()
 
     # ----------------------------------------------------------------- building
 
@@ -304,33 +321,70 @@ class KnowledgeBase:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k must be a positive integer, got {k!r}")
 
-    def _hits(self, vector: np.ndarray, k: int) -> list[tuple[Document, float]]:
+    def _check_dimension(self, vector: np.ndarray) -> None:
         if vector.shape[0] != self.dimension:
             raise KnowledgeBaseError(
                 f"the embeddings return {vector.shape[0]}-dimension vectors but the index "
                 f"has {self.dimension}: rebuild it with these embeddings"
             )
-        scores, positions = self._index.search(vector.reshape(1, -1), min(k, len(self)))
-        return [
-            (self._documents[int(pos)].model_copy(deep=True), _cosine(float(score)))
+
+    def _lexical_index(self) -> LexicalIndex:
+        with self._lexical_lock:  # built once, on the first hybrid search
+            if self._lexical is None:
+                self._lexical = LexicalIndex([_embedding_text(d) for d in self._documents])
+            return self._lexical
+
+    def _hits(
+        self, query: str, vector: np.ndarray, k: int, mode: SearchMode
+    ) -> list[tuple[Document, float]]:
+        self._check_dimension(vector)
+        depth = min(len(self), k if mode == "dense" else max(k, DEPTH))
+        scores, positions = self._index.search(vector.reshape(1, -1), depth)
+        cosines = {
+            int(pos): float(score)
             for score, pos in zip(scores[0], positions[0], strict=True)
             if pos >= 0
+        }
+        if mode == "dense":
+            chosen = list(cosines)
+        else:
+            lexical = self._lexical_index().scores(query)
+            chosen = hybrid_ranking(list(cosines), lexical, depth)[:k]
+        return [
+            (self._documents[pos].model_copy(deep=True), self._cosine_at(pos, vector, cosines))
+            for pos in chosen
         ]
 
-    def search(self, query: str, k: int = 4) -> list[tuple[Document, float]]:
-        """The ``k`` chunks closest to ``query``, best first, with their cosine similarity.
+    def _cosine_at(self, pos: int, vector: np.ndarray, known: dict[int, float]) -> float:
+        score = known[pos] if pos in known else float(np.dot(self._index.reconstruct(pos), vector))
+        return _cosine(score)
+
+    def search(
+        self, query: str, k: int = 4, *, mode: SearchMode = "hybrid"
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` best chunks for ``query``, best first, each with its cosine similarity.
+
+        Args:
+            query: the search text.
+            k: number of chunks.
+            mode: ``"hybrid"`` fuses the dense ranking with BM25 by reciprocal rank (the
+                order may then differ from the cosine order); ``"dense"`` ranks by cosine.
 
         Raises:
-            InvalidInputError: empty query or ``k < 1``.
+            InvalidInputError: empty query, ``k < 1`` or an unknown mode.
             ModelCallError: the embeddings failed.
         """
         self._check_query(query, k)
-        return self._hits(embed_query(self._embeddings, query), k)
+        mode = check_mode(mode)
+        return self._hits(query, embed_query(self._embeddings, query), k, mode)
 
-    async def asearch(self, query: str, k: int = 4) -> list[tuple[Document, float]]:
+    async def asearch(
+        self, query: str, k: int = 4, *, mode: SearchMode = "hybrid"
+    ) -> list[tuple[Document, float]]:
         """Async :meth:`search` (uses the embeddings' ``aembed_query``)."""
         self._check_query(query, k)
-        return self._hits(await aembed_query(self._embeddings, query), k)
+        mode = check_mode(mode)
+        return self._hits(query, await aembed_query(self._embeddings, query), k, mode)
 
     # ------------------------------------------------------------ LangChain view
 
@@ -371,24 +425,55 @@ class KnowledgeBase:
         )
 
     def as_retriever(
-        self, k: int = 4, score_threshold: float | None = None
-    ) -> VectorStoreRetriever:
-        """A LangChain retriever returning the ``k`` best chunks.
+        self, k: int = 4, score_threshold: float | None = None, *, mode: SearchMode = "hybrid"
+    ) -> KnowledgeRetriever:
+        """A LangChain retriever returning the ``k`` best chunks of :meth:`search`.
 
         Args:
             k: number of chunks.
             score_threshold: when set, chunks whose cosine is below it are dropped.
+            mode: ``"hybrid"`` (default) or ``"dense"``, as in :meth:`search`.
 
         Raises:
-            InvalidInputError: ``k < 1`` or a threshold outside [0, 1].
+            InvalidInputError: ``k < 1``, a threshold outside [0, 1] or an unknown mode.
         """
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k must be a positive integer, got {k!r}")
-        if score_threshold is None:
-            return self.vectorstore.as_retriever(search_kwargs={"k": k})
-        if not 0.0 <= score_threshold <= 1.0:
+        if score_threshold is not None and not 0.0 <= score_threshold <= 1.0:
             raise InvalidInputError(f"score_threshold must be in [0, 1], got {score_threshold!r}")
-        return self.vectorstore.as_retriever(
-            search_type="similarity_score_threshold",
-            search_kwargs={"k": k, "score_threshold": score_threshold},
+        return KnowledgeRetriever(
+            knowledge=self, k=k, score_threshold=score_threshold, mode=check_mode(mode)
         )
+
+
+class KnowledgeRetriever(BaseRetriever):
+    """The LangChain retriever of a :class:`KnowledgeBase` (see
+    :meth:`KnowledgeBase.as_retriever`).
+
+    Example:
+        >>> from memory_chains.testing import HashEmbeddings
+        >>> kb = KnowledgeBase.from_folder(sample_kb_path(), HashEmbeddings(), progress=False)
+        >>> [d.metadata["title"] for d in kb.as_retriever(k=1).invoke("garantie Dell XPS 15")]
+        ['Dell XPS 15']
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    knowledge: KnowledgeBase
+    k: int = 4
+    score_threshold: float | None = None
+    mode: SearchMode = "hybrid"
+
+    def _kept(self, hits: list[tuple[Document, float]]) -> list[Document]:
+        floor = self.score_threshold
+        return [doc for doc, score in hits if floor is None or score >= floor]
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        return self._kept(self.knowledge.search(query, self.k, mode=self.mode))
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        return self._kept(await self.knowledge.asearch(query, self.k, mode=self.mode))

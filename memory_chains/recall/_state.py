@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from memory_chains.recall._bm25 import BM25Index
+from memory_chains._bm25 import BM25Index
 from memory_chains.recall._types import Episode, RecallConfig
 
 __all__ = ["EpisodeSet"]

@@ -22,10 +22,10 @@ Example:
 
 from __future__ import annotations
 
+from memory_chains._ranking import fuse_rankings
 from memory_chains.rewrite._detect import Detection, analyse, detect_language
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._entity_hints import entity_hints, entity_source, question_type
-from memory_chains.rewrite._fusion import fuse_rankings
 from memory_chains.rewrite._queries import compared_names, search_queries
 from memory_chains.rewrite._rewriter import QueryRewriter, RewriteResult
 from memory_chains.rewrite._verify import read_question

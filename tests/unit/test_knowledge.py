@@ -167,7 +167,7 @@ def test_identical_text_scores_one_and_order_is_by_cosine(tmp_path: Path) -> Non
     write(tmp_path, "b.txt", "alpha beta epsilon zeta")
     write(tmp_path, "c.txt", "eta theta iota kappa")
     kb = KnowledgeBase.from_folder(tmp_path, ScaledEmbeddings(), progress=False)
-    hits = kb.search("alpha beta gamma delta", k=3)
+    hits = kb.search("alpha beta gamma delta", k=3, mode="dense")
     assert [d.metadata["source"] for d, _ in hits] == ["a.txt", "b.txt", "c.txt"]
     scores = [s for _, s in hits]
     assert scores[0] == pytest.approx(1.0, abs=1e-5)
@@ -338,4 +338,12 @@ def test_public_surface() -> None:
     import memory_chains.knowledge as knowledge
 
     assert knowledge.__all__ == sorted(knowledge.__all__)
-    assert set(knowledge.__all__) == {"KnowledgeBase", "Manifest", "sample_kb_path"}
+    assert set(knowledge.__all__) == {
+        "KnowledgeBase",
+        "KnowledgeRetriever",
+        "LexicalIndex",
+        "Manifest",
+        "SearchMode",
+        "hybrid_ranking",
+        "sample_kb_path",
+    }

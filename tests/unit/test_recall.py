@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory_chains._bm25 import BM25Index
 from memory_chains._folding import fold, fold_with_positions
 from memory_chains._terms import keywords, stem, terms
 from memory_chains.errors import InvalidInputError, StoreError
 from memory_chains.recall import Episode, RecallConfig, TurnIndex
-from memory_chains.recall._bm25 import BM25Index
 from memory_chains.recall._dates import DayMention, MonthMention, date_mask, question_dates
 from memory_chains.recall._fusion import (
     fuse_scores,

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion of several rankings (one per search query)."""
+"""Reciprocal rank fusion of several rankings (one per search query, or per retriever)."""
 
 from __future__ import annotations
 
