@@ -36,9 +36,11 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from memory_chains._folding import fold
 from memory_chains._history import message_text
 from memory_chains.errors import InvalidInputError, MalformedOutputError
+from memory_chains.rewrite._descriptors import described_referent
 from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._history import Turn, normalise_history
+from memory_chains.rewrite._ordinals import ordinal_referent
 from memory_chains.rewrite._prompt import FIXED_MESSAGES, build_messages, response_format
 from memory_chains.rewrite._queries import search_queries
 from memory_chains.rewrite._rules import RULES, put_referent, rule_rewrite
@@ -113,6 +115,7 @@ class _Plan:
     window: tuple[Turn, ...]  # the turns the model sees
     names: tuple[str, ...]  # the conversation's and the entity memory's, most recent first
     started: float = field(compare=False)
+    decided: str | None = None  # what an ordinal or a description designates, found by code
 
     @property
     def explicit(self) -> bool:
@@ -140,6 +143,8 @@ class _Plan:
         """
         heard = fold(" ".join(text for _, text in self.history))
         known = {fold(n) for n in self.names}
+        if self.decided:
+            known.add(fold(self.decided))
         asked = fold(self.question)
         parts = [" ".join(p.split()) for p in about.replace(",", ";").split(";")]
         found = [
@@ -160,8 +165,9 @@ class _Plan:
 
     @property
     def listed(self) -> tuple[str, ...]:
-        """The names shown to the model, which its ``about`` must choose from."""
-        return self.names[:_MAX_LISTED]
+        """The names shown to the model, which its ``about`` must choose from: only the
+        one an ordinal or a description designates, when code found it."""
+        return (self.decided,) if self.decided else self.names[:_MAX_LISTED]
 
 
 class QueryRewriter:
@@ -337,7 +343,12 @@ class QueryRewriter:
             )
         names = candidate_entities(conversation, entities, limit=12)
         window = conversation[-self.max_history_turns :]
-        plan = _Plan(question, detection, conversation, window, names, started)
+        # Counting ("le second") and matching a description ("celui à 12,99 €") to a name
+        # is code's job; the model then only phrases the question about that name.
+        decided = ordinal_referent(question, conversation, names) or described_referent(
+            question, conversation, names
+        )
+        plan = _Plan(question, detection, conversation, window, names, started, decided)
         if not self.use_model:
             return self._by_rules(plan, calls=0, error=None)
         return plan
@@ -361,7 +372,7 @@ class QueryRewriter:
             about, written = read_answer(raw)
         except MalformedOutputError as bad:
             return self._by_rules(plan, calls=1, error=f"{bad}: {raw[:200]!r}", tokens=tokens)
-        referents = plan.referents(about)
+        referents = plan.referents(about) or ([plan.decided] if plan.decided else [])
         verdict = verify(written, plan.question, plan.detection, plan.history, plan.names)
         if verdict.question is None:
             # The model's referent is usually right even when its question is not.
@@ -410,9 +421,8 @@ class QueryRewriter:
             if referent or plan.explicit
             else tuple(r for r in self.rules if r != "completion")
         )
-        written = rule_rewrite(
-            plan.question, plan.history, plan.names, rules, referent=list(referent)
-        )
+        chosen = list(referent) or ([plan.decided] if plan.decided else [])
+        written = rule_rewrite(plan.question, plan.history, plan.names, rules, referent=chosen)
         standalone = self._checked(plan, written) or plan.question
         return self._result(
             plan,

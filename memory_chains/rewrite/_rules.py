@@ -14,8 +14,9 @@ previous one was measured and dropped: it paid nothing beside the model, one ite
 * ``"completion"``: a question with nothing to replace ("Y a un engagement ?") gets the
   referent as a complement ("Y a un engagement pour le Forfait Mistral ?").
 
-Without a referent from the model, the referent is the name an ordinal picks in the latest
-list of names, else the most recent name of the conversation.
+Without a referent from the model, the referent is what an ordinal designates in the latest
+list (:func:`~memory_chains.rewrite._ordinals.ordinal_referent`), else the most recent name
+of the conversation.
 
 Example:
     >>> rule_rewrite("Quelle est sa durée ?", [("user", "Le forfait Azur ?")], ["forfait Azur"])
@@ -31,6 +32,7 @@ from memory_chains._folding import fold
 from memory_chains._language import detect_language
 from memory_chains.rewrite._detect import analyse
 from memory_chains.rewrite._history import Turn
+from memory_chains.rewrite._ordinals import ordinal_referent
 
 __all__ = ["RULES", "name_phrase", "put_referent", "rule_rewrite"]
 
@@ -77,11 +79,6 @@ _LEAD_ONLY = re.compile(r"^\s*(?:(?:et|and|mais|but|alors|so)\b[\s,]*)?$", _I)
 _FR_OBJECT = re.compile(
     r"\b(?P<pro>le|la|les|l')\s*(?P<verb>avoir\s+[a-zà-ÿ]+[ée]s?|[a-zà-ÿ]+(?:er|ir|re))\b", _I
 )
-_ORDINAL_INDEX = {
-    "premier": 0, "premiere": 0, "first": 0, "former": 0, "second": 1, "seconde": 1,
-    "deuxieme": 1, "troisieme": 2, "third": 2, "dernier": -1, "derniere": -1, "last": -1,
-    "latter": -1,
-}  # fmt: skip
 _FR_POSSESSIVE = re.compile(
     r"\b(?P<det>sa|son|ses|leur|leurs)\s+(?P<noun>[^\W\d_][\w-]*(?![\w'’])(?:\s+(?!(?:de|du|des|"
     r"d|pour|par|en|à|au|aux|avec|sans|est|sont|a|ont|coûte|coûtent|vaut)\b)[a-zà-ÿ][\w-]*"
@@ -310,25 +307,6 @@ def put_referent(
     return None
 
 
-def _ordinal_pick(question: str, turns: Sequence[Turn], names: Sequence[str]) -> str | None:
-    """The name an ordinal designates in the latest turn that names two or more of them."""
-    match = _FR_ORDINAL.search(question) or _EN_ORDINAL.search(question)
-    if match is None:
-        return None
-    index = _ORDINAL_INDEX.get(fold(match.group("ord")))
-    if index is None:
-        return None
-    for _, text in reversed(turns):
-        folded = fold(text)
-        listed = sorted((folded.find(fold(n)), n) for n in names if fold(n) in folded)
-        if len(listed) >= 2:
-            try:
-                return listed[index][1]
-            except IndexError:
-                return None
-    return None
-
-
 def rule_rewrite(
     question: str,
     turns: Sequence[Turn],
@@ -347,7 +325,7 @@ def rule_rewrite(
         referent: what the question is about, when known (the model's ``about``).
     """
     folded = fold(question)
-    chosen = referent or _ordinal_pick(question, turns, names)
+    chosen = referent or ordinal_referent(question, turns, names)
     if not chosen:
         compares = "comparison" in analyse(question).reasons
         if not compares and any(fold(n) in folded for n in names):
