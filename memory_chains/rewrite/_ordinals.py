@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from memory_chains._folding import fold
 from memory_chains.rewrite._history import Turn
 
-__all__ = ["enumerated", "ordinal_index", "ordinal_referent"]
+__all__ = ["enumerated", "ordinal_index", "ordinal_phrase", "ordinal_referent"]
 
 _I = re.IGNORECASE
 _WORDS = {
@@ -41,6 +41,20 @@ _ORDINAL = re.compile(
 _NUMBER = re.compile(
     r"\b(?:number|option|no\.?|n°|numéro|numero|choix)\s*(?P<n>[1-9])\b(?!\s*(?:[€$£%]|h\b))", _I
 )
+# The words that stand for the referent, to replace: "la première étape", "le second",
+# "the last one", "number 3" (a noun after the ordinal goes too when a comma, the end of
+# the question or a pronoun follows it: "la deuxième démarche, il faut quoi ?").
+_SPELLINGS = (
+    "premier|première|premiere|1er|1re|1ère|second|seconde|deuxième|deuxieme|2e|2ème|"
+    "troisième|troisieme|3e|3ème|quatrième|quatrieme|4e|4ème|cinquième|5e|dernier|dernière|"
+    "derniere|first|1st|2nd|third|3rd|fourth|4th|fifth|5th|last|latter|former"
+)
+_PHRASE = re.compile(
+    r"\b(?P<det>le|la|les|du|au|de la|à la|the)\s+(?:" + _SPELLINGS + r")\b"
+    r"(?:\s+ones?\b|\s+[^\W\d_][\w-]*(?=\s*[,?!]|\s*$|\s+(?:il|elle|on|je|j'|vous|c'est|ça)\b))?"
+    r"|\b(?:number|option|no\.?|n°|numéro|numero)\s*[1-9]\b",
+    _I,
+)
 # "1) X", "2. Y", "(3) Z" at the start of the text or after a space / a separator
 _NUMBERED = re.compile(r"(?:^|(?<=[\s;:,]))\(?(?P<n>[1-9])[.)]\s+")
 _SEQUENCE = re.compile(
@@ -58,6 +72,20 @@ _NOUN_PHRASE = re.compile(
     r"(?:le|la|les|l['’]|un|une|des|du|the|a|an|[A-ZÀ-Ý0-9])(?:\s|\b|(?<=['’]))"
     r"|[A-ZÀ-Ý0-9]",
 )
+
+
+def ordinal_phrase(question: str) -> re.Match[str] | None:
+    """Where ``question`` says the ordinal reference, with its noun ("la première étape").
+
+    Example:
+        >>> ordinal_phrase("la première étape, je la réserve comment ?").group(0)
+        'la première étape'
+        >>> ordinal_phrase("la 2e a des webhooks ?").group(0)
+        'la 2e'
+        >>> ordinal_phrase("does the first one let me keep data?").group(0)
+        'the first one'
+    """
+    return _PHRASE.search(question)
 
 
 def ordinal_index(question: str) -> int | None:

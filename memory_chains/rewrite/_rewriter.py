@@ -36,7 +36,6 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from memory_chains._folding import fold
 from memory_chains._history import message_text
 from memory_chains.errors import InvalidInputError, MalformedOutputError
-from memory_chains.rewrite._descriptors import described_referent
 from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._history import Turn, normalise_history
@@ -115,7 +114,7 @@ class _Plan:
     window: tuple[Turn, ...]  # the turns the model sees
     names: tuple[str, ...]  # the conversation's and the entity memory's, most recent first
     started: float = field(compare=False)
-    decided: str | None = None  # what an ordinal or a description designates, found by code
+    decided: str | None = None  # what an ordinal designates, counted by code
 
     @property
     def explicit(self) -> bool:
@@ -166,7 +165,7 @@ class _Plan:
     @property
     def listed(self) -> tuple[str, ...]:
         """The names shown to the model, which its ``about`` must choose from: only the
-        one an ordinal or a description designates, when code found it."""
+        one an ordinal designates, when code counted it."""
         return (self.decided,) if self.decided else self.names[:_MAX_LISTED]
 
 
@@ -343,11 +342,11 @@ class QueryRewriter:
             )
         names = candidate_entities(conversation, entities, limit=12)
         window = conversation[-self.max_history_turns :]
-        # Counting ("le second") and matching a description ("celui à 12,99 €") to a name
-        # is code's job; the model then only phrases the question about that name.
-        decided = ordinal_referent(question, conversation, names) or described_referent(
-            question, conversation, names
-        )
+        # Counting ("le second", "the last one") is code's job; the model then only
+        # phrases the question about what was counted.
+        decided = ordinal_referent(question, conversation, names)
+        if decided:  # a phrase of the conversation ("la consultation d'anesthésie") is a name
+            names = (decided, *(n for n in names if n != decided))
         plan = _Plan(question, detection, conversation, window, names, started, decided)
         if not self.use_model:
             return self._by_rules(plan, calls=0, error=None)

@@ -32,7 +32,7 @@ from memory_chains._folding import fold
 from memory_chains._language import detect_language
 from memory_chains.rewrite._detect import analyse
 from memory_chains.rewrite._history import Turn
-from memory_chains.rewrite._ordinals import ordinal_referent
+from memory_chains.rewrite._ordinals import ordinal_phrase, ordinal_referent
 
 __all__ = ["RULES", "name_phrase", "put_referent", "rule_rewrite"]
 
@@ -43,23 +43,6 @@ _I = re.IGNORECASE
 _VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", _I)
 _DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
 
-# "le second", "la deuxième offre": an ordinal and the generic noun it may carry.
-_GENERIC_NOUNS = (
-    r"offre|option|formule|forfait|carte|compte|contrat|abonnement|modèle|produit|cours|"
-    r"formation|programme|logement|appartement|maison|studio|box|plan|pack|prêt|service|"
-    r"centre|clinique|assurance|solution|proposition|choix"
-)
-_FR_ORDINAL = re.compile(
-    r"\b(?P<det>le|la|les|du|au|de la|à la)\s+(?P<ord>premier|première|premiere|second|"
-    r"seconde|deuxième|deuxieme|troisième|troisieme|dernier|dernière|derniere)"
-    rf"(?:\s+(?:{_GENERIC_NOUNS})s?)?\b",
-    _I,
-)
-_EN_ORDINAL = re.compile(
-    r"\bthe\s+(?P<ord>first|second|third|last|former|latter)(?:\s+(?:one|plan|option|offer|"
-    r"card|policy|course|flat|house|programme|program))?\b",
-    _I,
-)
 # "the cheaper one", "the other one", "that one"; "celui à 12,99 €", "celle des bénévoles".
 _EN_ONE = re.compile(r"\b(?:the|that|this)\s+(?:\w+\s+)?one\b", _I)
 _FR_DEMONSTRATIVE = re.compile(
@@ -174,7 +157,7 @@ def _substitute(question: str, phrase: str, name: str, french: bool) -> str | No
     if compared and _LEAD_ONLY.match(question[: compared.start()]):
         head = question[: compared.start()]
         return f"{head}{phrase}, {question[compared.start() :]}"
-    ordinal = (_FR_ORDINAL if french else _EN_ORDINAL).search(question)
+    ordinal = ordinal_phrase(question)
     if ordinal:
         det = ordinal.group(0).split()[0].lower()
         if french and det in ("du", "au"):

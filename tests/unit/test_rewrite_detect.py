@@ -111,7 +111,6 @@ def test_read_question_variants() -> None:
     [
         "memory_chains.rewrite",
         "memory_chains.rewrite._detect",
-        "memory_chains.rewrite._descriptors",
         "memory_chains.rewrite._entities",
         "memory_chains.rewrite._ordinals",
         "memory_chains._ranking",
