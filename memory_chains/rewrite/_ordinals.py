@@ -9,9 +9,9 @@ and returns the item the ordinal designates; the model is then only asked to phr
 question about it.
 
 Example:
-    >>> turns = [("assistant", "Trois offres : Essor (14 €), Envergure (29 €) et Horizon.")]
-    >>> ordinal_referent("la 2e a des webhooks ?", turns)
-    'Envergure'
+    >>> turns = [("assistant", "Trois cartes : Pivoine (14 €), Glycine (29 €) et Lilas.")]
+    >>> ordinal_referent("la 2e a une assurance voyage ?", turns)
+    'Glycine'
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def ordinal_phrase(question: str) -> re.Match[str] | None:
     Example:
         >>> ordinal_phrase("la première étape, je la réserve comment ?").group(0)
         'la première étape'
-        >>> ordinal_phrase("la 2e a des webhooks ?").group(0)
+        >>> ordinal_phrase("la 2e a un parking ?").group(0)
         'la 2e'
         >>> ordinal_phrase("does the first one let me keep data?").group(0)
         'the first one'
@@ -134,8 +134,8 @@ def _items_after_colon(text: str) -> list[str]:
 
 def _head(item: str) -> str:
     """The thing an enumerated item names: its first phrase, without the lead word or
-    the determiner ("et le découvert du Compte Sillage, jusqu'à 800 €" → "découvert du
-    Compte Sillage")."""
+    the determiner ("et le vidage du bassin Nord, jusqu'à 3 jours" → "vidage du bassin
+    Nord")."""
     item = _LEAD.sub("", item.strip(" \t.;,"))
     end = _HEAD_END.search(item)
     head = item[: end.start()] if end else item

@@ -345,7 +345,7 @@ class QueryRewriter:
         # Counting ("le second", "the last one") is code's job; the model then only
         # phrases the question about what was counted.
         decided = ordinal_referent(question, conversation, names)
-        if decided:  # a phrase of the conversation ("la consultation d'anesthésie") is a name
+        if decided:  # a phrase of the conversation ("le vidage du bassin") is a name
             names = (decided, *(n for n in names if n != decided))
         plan = _Plan(question, detection, conversation, window, names, started, decided)
         if not self.use_model:
