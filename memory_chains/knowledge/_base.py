@@ -1,4 +1,4 @@
-"""The knowledge base: a folder of documents, chunked, embedded and searched by cosine.
+"""The knowledge base: a folder of documents, chunked, embedded, searched by cosine and BM25.
 
 Core type: :class:`KnowledgeBase`. It owns a FAISS ``IndexFlatIP`` over L2-normalised
 vectors (so scores are cosines, identical texts score 1.0), a BM25 index of the same chunks

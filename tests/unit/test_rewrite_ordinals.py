@@ -121,3 +121,19 @@ def test_without_a_model_the_rules_use_the_counted_item() -> None:
     turns = [("assistant", "Deux offres : 1) la Formule Cèdre ; 2) la Formule Érable.")]
     result = QueryRewriter(use_model=False).rewrite("la deuxième est résiliable ?", turns)
     assert "Formule Érable" in result.standalone
+
+
+def test_the_rules_replace_the_whole_reference_noun_included() -> None:
+    turns = [
+        (
+            "assistant",
+            "Nous avons trois salles : la salle Iris, la salle Lotus et la salle Orchidée.",
+        )
+    ]
+    rewriter = QueryRewriter(use_model=False)
+    assert rewriter.rewrite("la deuxième salle, elle est libre ?", turns).standalone == (
+        "La salle Lotus, elle est libre ?"
+    )
+    assert rewriter.rewrite("et la dernière, elle a un projecteur ?", turns).standalone == (
+        "et la salle Orchidée, elle a un projecteur ?"
+    )
