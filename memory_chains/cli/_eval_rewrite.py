@@ -64,9 +64,9 @@ def register(sub: Any) -> None:
         help="entity memory for the rewriter: none, or rules (RuleEntityExtractor)",
     )
     parser.add_argument("--k", type=int, default=3, help="hit@k cut-off (default 3)")
-    parser.add_argument("--search", choices=("hybrid", "dense"), default="hybrid",
-                        help="retrieval: the knowledge base's hybrid search (default) or "
-                        "cosine only")  # fmt: skip
+    parser.add_argument("--search", choices=("dense", "hybrid"), default="dense",
+                        help="retrieval, as KnowledgeBase.search(mode=…): cosine (default) "
+                        "or cosine fused with BM25")  # fmt: skip
     parser.add_argument("--no-model", action="store_true", help="rules only, no model call")
     parser.add_argument("--rules", help="comma-separated rule families (default: all; '' none)")
     parser.add_argument("--rewriter", choices=("ours", "plain", "copy"), default="ours",

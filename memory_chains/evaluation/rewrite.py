@@ -219,14 +219,14 @@ def _normalised(vectors: list[list[float]]) -> np.ndarray:
 
 class _Retriever:
     """The knowledge base's search over a corpus embedded once (cosine, fused with BM25
-    unless ``mode="dense"``); several queries fused by RRF."""
+    when ``mode="hybrid"``); several queries fused by RRF."""
 
     def __init__(
         self,
         ids: Sequence[str],
         texts: Sequence[str],
         embeddings: Embeddings,
-        mode: SearchMode = "hybrid",
+        mode: SearchMode = "dense",
     ):
         self.ids = list(ids)
         self.embeddings = embeddings
@@ -306,13 +306,13 @@ def evaluate_rewrites(
     *,
     progress: Progress | None = None,
     entity_memory: Callable[[], Any] | None = None,
-    search: SearchMode = "hybrid",
+    search: SearchMode = "dense",
 ) -> dict[str, Any]:
     """Rewrite every follow-up of ``dataset_path`` and retrieve over ``corpus_path``.
 
     Retrieval is the knowledge base's: cosine similarity over the corpus embedded once
-    (``embed_documents``), each query embedded with ``embed_query``, fused with BM25 by
-    reciprocal rank (``search="dense"``: cosine only); a rewrite's several queries
+    (``embed_documents``), each query embedded with ``embed_query`` (``search="hybrid"``:
+    fused with BM25 by reciprocal rank); a rewrite's several queries
     (:attr:`~memory_chains.rewrite.RewriteResult.queries`) are merged by reciprocal rank
     fusion. An item's rank is the best rank of its gold passages.
 

@@ -1,7 +1,7 @@
 """Knowledge bases: a folder of French or English documents, searched by cosine and BM25.
 
 :class:`KnowledgeBase` chunks ``.txt`` / ``.md`` files, embeds them, keeps them in a FAISS
-inner-product index over unit vectors (fused with BM25 at search time) and, given an
+inner-product index over unit vectors (fused with BM25 when ``mode="hybrid"``) and, given an
 ``index_dir``, saves that index without pickle and reuses it while nothing changed.
 :func:`sample_kb_path` is the demo folder shipped with the package (an online shop, a gym
 and a laptop catalogue, in French).

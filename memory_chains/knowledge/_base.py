@@ -1,8 +1,8 @@
-"""The knowledge base: a folder of documents, chunked, embedded, searched by cosine and BM25.
+"""The knowledge base: a folder of documents, chunked, embedded, searched by cosine (and BM25).
 
 Core type: :class:`KnowledgeBase`. It owns a FAISS ``IndexFlatIP`` over L2-normalised
 vectors (so scores are cosines, identical texts score 1.0), a BM25 index of the same chunks
-(built on first search; a search fuses both rankings unless ``mode="dense"``, see
+(built on the first ``mode="hybrid"`` search, which fuses both rankings, see
 :mod:`._hybrid`), the chunks in index order and,
 when built with an ``index_dir``, a pickle-free copy on disk that is reused while the
 folder, the chunking and the embeddings stay the same. LangChain's ``FAISS`` vectorstore
@@ -360,15 +360,16 @@ class KnowledgeBase:
         return _cosine(score)
 
     def search(
-        self, query: str, k: int = 4, *, mode: SearchMode = "hybrid"
+        self, query: str, k: int = 4, *, mode: SearchMode = "dense"
     ) -> list[tuple[Document, float]]:
         """The ``k`` best chunks for ``query``, best first, each with its cosine similarity.
 
         Args:
             query: the search text.
             k: number of chunks.
-            mode: ``"hybrid"`` fuses the dense ranking with BM25 by reciprocal rank (the
-                order may then differ from the cosine order); ``"dense"`` ranks by cosine.
+            mode: ``"dense"`` (default) ranks by cosine; ``"hybrid"`` fuses the dense
+                ranking with BM25 by reciprocal rank (the order may then differ from the
+                cosine order).
 
         Raises:
             InvalidInputError: empty query, ``k < 1`` or an unknown mode.
@@ -379,7 +380,7 @@ class KnowledgeBase:
         return self._hits(query, embed_query(self._embeddings, query), k, mode)
 
     async def asearch(
-        self, query: str, k: int = 4, *, mode: SearchMode = "hybrid"
+        self, query: str, k: int = 4, *, mode: SearchMode = "dense"
     ) -> list[tuple[Document, float]]:
         """Async :meth:`search` (uses the embeddings' ``aembed_query``)."""
         self._check_query(query, k)
@@ -425,14 +426,14 @@ class KnowledgeBase:
         )
 
     def as_retriever(
-        self, k: int = 4, score_threshold: float | None = None, *, mode: SearchMode = "hybrid"
+        self, k: int = 4, score_threshold: float | None = None, *, mode: SearchMode = "dense"
     ) -> KnowledgeRetriever:
         """A LangChain retriever returning the ``k`` best chunks of :meth:`search`.
 
         Args:
             k: number of chunks.
             score_threshold: when set, chunks whose cosine is below it are dropped.
-            mode: ``"hybrid"`` (default) or ``"dense"``, as in :meth:`search`.
+            mode: ``"dense"`` (default) or ``"hybrid"``, as in :meth:`search`.
 
         Raises:
             InvalidInputError: ``k < 1``, a threshold outside [0, 1] or an unknown mode.
@@ -462,7 +463,7 @@ class KnowledgeRetriever(BaseRetriever):
     knowledge: KnowledgeBase
     k: int = 4
     score_threshold: float | None = None
-    mode: SearchMode = "hybrid"
+    mode: SearchMode = "dense"
 
     def _kept(self, hits: list[tuple[Document, float]]) -> list[Document]:
         floor = self.score_threshold

@@ -29,7 +29,7 @@ __all__ = ["SEARCH_MODES", "LexicalIndex", "SearchMode", "check_mode", "hybrid_r
 
 SearchMode = Literal["hybrid", "dense"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "dense")
-"""``"hybrid"`` (dense and BM25 fused, the default) or ``"dense"`` (cosine only)."""
+"""``"dense"`` (cosine only, the default) or ``"hybrid"`` (dense and BM25 fused)."""
 
 DEPTH = 50
 """How many of each ranking's best chunks the fusion considers (at least ``k``)."""

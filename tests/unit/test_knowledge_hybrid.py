@@ -44,7 +44,9 @@ BOXES = {
 def test_words_find_the_chunk_the_embeddings_cannot_tell_apart(tmp_path: Path) -> None:
     kb = KnowledgeBase.from_folder(_folder(tmp_path, BOXES), BlindEmbeddings(), progress=False)
     dense = [d.metadata["source"] for d, _ in kb.search("le décodeur de l'Onyx", k=3, mode="dense")]
-    hybrid = [d.metadata["source"] for d, _ in kb.search("le décodeur de l'Onyx", k=3)]
+    hybrid = [
+        d.metadata["source"] for d, _ in kb.search("le décodeur de l'Onyx", k=3, mode="hybrid")
+    ]
     assert dense[0] != "b_onyx.txt"
     assert hybrid[0] == "b_onyx.txt"
     assert sorted(hybrid) == sorted(dense)  # the same chunks, in another order
@@ -53,7 +55,7 @@ def test_words_find_the_chunk_the_embeddings_cannot_tell_apart(tmp_path: Path) -
 def test_hybrid_scores_are_the_chunks_cosines(tmp_path: Path) -> None:
     kb = KnowledgeBase.from_folder(_folder(tmp_path, BOXES), HashEmbeddings(), progress=False)
     cosine = {d.metadata["source"]: s for d, s in kb.search("box Ardoise 4G", k=3, mode="dense")}
-    for doc, score in kb.search("box Ardoise 4G", k=3):
+    for doc, score in kb.search("box Ardoise 4G", k=3, mode="hybrid"):
         assert score == pytest.approx(cosine[doc.metadata["source"]], abs=1e-6)
 
 
@@ -62,25 +64,26 @@ def test_a_chunk_below_the_dense_depth_keeps_its_cosine(tmp_path: Path) -> None:
     texts["f99.txt"] = "Le code promo ZEBRA42 donne dix pour cent."
     kb = KnowledgeBase.from_folder(_folder(tmp_path, texts), HashEmbeddings(), progress=False)
     cosine = {d.metadata["source"]: s for d, s in kb.search("ZEBRA42", k=61, mode="dense")}
-    doc, score = kb.search("ZEBRA42", k=1)[0]
+    doc, score = kb.search("ZEBRA42", k=1, mode="hybrid")[0]
     assert doc.metadata["source"] == "f99.txt"
     assert score == pytest.approx(cosine["f99.txt"], abs=1e-6)
 
 
 async def test_retriever_sync_and_async_agree_and_respect_the_threshold(tmp_path: Path) -> None:
     kb = KnowledgeBase.from_folder(_folder(tmp_path, BOXES), HashEmbeddings(), progress=False)
-    retriever = kb.as_retriever(k=2)
+    retriever = kb.as_retriever(k=2, mode="hybrid")
     sync = [d.metadata["source"] for d in retriever.invoke("box Onyx décodeur")]
     async_ = [d.metadata["source"] for d in await retriever.ainvoke("box Onyx décodeur")]
     assert sync == async_ and sync[0] == "b_onyx.txt" and len(sync) == 2
-    scores = sorted(s for _, s in kb.search("box Onyx décodeur", k=3))
+    scores = sorted(s for _, s in kb.search("box Onyx décodeur", k=3, mode="hybrid"))
     floor = (scores[0] + scores[1]) / 2  # keeps two of the three
-    strict = kb.as_retriever(k=3, score_threshold=floor).invoke("box Onyx décodeur")
+    strict = kb.as_retriever(k=3, score_threshold=floor, mode="hybrid").invoke("box Onyx décodeur")
     assert len(strict) == 2 and strict[0].metadata["source"] == "b_onyx.txt"
-    dense = kb.as_retriever(k=3, mode="dense").invoke("box Onyx décodeur")
+    dense = kb.as_retriever(k=3).invoke("box Onyx décodeur")  # the default
     assert [d.metadata["source"] for d in dense] == [
         d.metadata["source"] for d, _ in kb.search("box Onyx décodeur", k=3, mode="dense")
     ]
+    assert dense == [d for d, _ in kb.search("box Onyx décodeur", k=3)]
 
 
 @pytest.mark.parametrize("mode", ["bm25", "", None, "HYBRID"])
