@@ -214,6 +214,28 @@ def _model_error(exc: BaseException) -> MemoryChainsError:
     )
 
 
+_STREAM_LOOP: asyncio.AbstractEventLoop | None = None
+_STREAM_LOOP_LOCK = threading.Lock()
+
+
+def stream_loop() -> asyncio.AbstractEventLoop:
+    """The event loop every sync :meth:`ConversationalRAG.stream` runs on: one per process,
+    in a daemon thread, never closed.
+
+    A loop per call (``asyncio.run``) breaks async HTTP clients that a provider caches for
+    the whole process (langchain-openai keeps one ``httpx.AsyncClient``): the next call
+    reuses a connection bound to a closed loop and fails with "Event loop is closed".
+    """
+    global _STREAM_LOOP
+    with _STREAM_LOOP_LOCK:
+        if _STREAM_LOOP is None or _STREAM_LOOP.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="rag-stream", daemon=True)
+            thread.start()
+            _STREAM_LOOP = loop
+        return _STREAM_LOOP
+
+
 class ConversationalRAG:
     """A conversational RAG assistant: ask questions, get answers, sources and rewrites.
 
@@ -301,7 +323,7 @@ class ConversationalRAG:
         yield _to_answer(question, output)
 
     def stream(self, question: str) -> Iterator[str | RAGAnswer]:
-        """Sync twin of :meth:`astream` (runs it on a private event loop in a thread)."""
+        """Sync twin of :meth:`astream` (runs it on :func:`stream_loop`)."""
         items: queue.Queue[tuple[str, Any]] = queue.Queue()
 
         async def pump() -> None:
@@ -313,8 +335,7 @@ class ConversationalRAG:
             finally:
                 items.put(("done", None))
 
-        worker = threading.Thread(target=lambda: asyncio.run(pump()), daemon=True)
-        worker.start()
+        done = asyncio.run_coroutine_threadsafe(pump(), stream_loop())
         try:
             while True:
                 kind, value = items.get()
@@ -325,7 +346,7 @@ class ConversationalRAG:
                 else:
                     return
         finally:
-            worker.join()
+            done.result()
 
     def history(self) -> Sequence[Any]:
         """What the memory currently holds for the prompt (empty without memory)."""

@@ -164,3 +164,29 @@ def test_entity_names_come_from_the_tracker_behind_the_memory(shape: Any) -> Non
         entity_hints=False,
     )
     assert off.question_generator.entity_source is None
+
+
+def test_consecutive_streams_share_one_live_event_loop() -> None:
+    # A provider that caches a loop-bound async resource for the process (langchain-openai's
+    # httpx client) must find its loop alive on the next stream: an asyncio.Queue bound to
+    # the first call's loop raises on another loop.
+    import asyncio
+
+    shared: dict[str, Any] = {}
+
+    class LoopBound(ScriptedChatModel):
+        async def _astream(self, *args: Any, **kwargs: Any) -> Any:
+            queue = shared.setdefault("queue", asyncio.Queue())
+            shared.setdefault("loops", set()).add(id(asyncio.get_running_loop()))
+            await queue.put("x")
+            await queue.get()
+            for chunk in self._stream(*args, **kwargs):
+                yield chunk
+
+    llm = LoopBound(replies=["Un.", "Deux.", "Trois."])
+    retriever, rewriter = RecordingRetriever(queries=[]), RecordingRewriter()
+    chain = build_chain(retriever, llm=llm, memory=buffer_memory(), rewriter=rewriter)
+    rag = ConversationalRAG(chain)
+    for question in ("Premier ?", "Deuxième ?", "Troisième ?"):
+        assert isinstance(list(rag.stream(question))[-1], RAGAnswer)
+    assert len(shared["loops"]) == 1
