@@ -49,7 +49,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -230,8 +230,8 @@ class _Retriever:
     ):
         self.ids = list(ids)
         self.embeddings = embeddings
-        if mode not in ("hybrid", "dense"):
-            raise InvalidInputError(f"search must be 'hybrid' or 'dense', got {mode!r}")
+        if mode not in get_args(SearchMode):
+            raise InvalidInputError(f"search must be one of {get_args(SearchMode)}, got {mode!r}")
         self.matrix = _normalised(embeddings.embed_documents(list(texts)))
         self.lexical = LexicalIndex(texts) if mode == "hybrid" else None
         self._cache: dict[str, list[str]] = {}

@@ -25,6 +25,7 @@ from memory_chains.rewrite._history import Turn
 __all__ = ["enumerated", "ordinal_index", "ordinal_phrase", "ordinal_referent"]
 
 _I = re.IGNORECASE
+# folded spelling → position (0 = first, -1 = last)
 _WORDS = {
     "premier": 0, "premiere": 0, "1er": 0, "1re": 0, "1ere": 0, "first": 0, "1st": 0,
     "former": 0, "second": 1, "seconde": 1, "deuxieme": 1, "2e": 1, "2eme": 1, "2nd": 1,
@@ -32,27 +33,20 @@ _WORDS = {
     "4eme": 3, "fourth": 3, "4th": 3, "cinquieme": 4, "5e": 4, "fifth": 4, "5th": 4,
     "dernier": -1, "derniere": -1, "last": -1, "latter": -1,
 }  # fmt: skip
-# matched on the folded question (no accents, lower case)
-_ORDINAL = re.compile(
-    r"\b(?:le|la|les|du|au|a la|the|that)\s+(?P<word>"
-    + "|".join(sorted(_WORDS, key=len, reverse=True))
-    + r")\b(?!\s+(?:fois|jour|etage|mois|semaine|trimestre|time|place|year|week|month)\b)"
+_ACCENTED = {"e": "[eéèê]"}
+_SPELLINGS = "|".join(
+    "".join(_ACCENTED.get(c, re.escape(c)) for c in word)
+    for word in sorted(_WORDS, key=len, reverse=True)
 )
-_NUMBER = re.compile(
-    r"\b(?:number|option|no\.?|n°|numéro|numero|choix)\s*(?P<n>[1-9])\b(?!\s*(?:[€$£%]|h\b))", _I
-)
-# The words that stand for the referent, to replace: "la première étape", "le second",
-# "the last one", "number 3" (a noun after the ordinal goes too when a comma, the end of
-# the question or a pronoun follows it: "la deuxième démarche, il faut quoi ?").
-_SPELLINGS = (
-    "premier|première|premiere|1er|1re|1ère|second|seconde|deuxième|deuxieme|2e|2ème|"
-    "troisième|troisieme|3e|3ème|quatrième|quatrieme|4e|4ème|cinquième|5e|dernier|dernière|"
-    "derniere|first|1st|2nd|third|3rd|fourth|4th|fifth|5th|last|latter|former"
-)
-_PHRASE = re.compile(
-    r"\b(?P<det>le|la|les|du|au|de la|à la|the)\s+(?:" + _SPELLINGS + r")\b"
+# The words that stand for the referent: "la première étape", "le second", "the last one",
+# "number 3". A noun after the ordinal belongs to it when a comma, the end of the question
+# or a pronoun follows ("la deuxième démarche, il faut quoi ?"); "la première fois" is no
+# reference.
+_REFERENCE = re.compile(
+    r"\b(?P<det>le|la|les|du|au|de la|à la|a la|the|that)\s+(?P<word>" + _SPELLINGS + r")\b"
+    r"(?!\s+(?:fois|jour|[ée]tage|mois|semaine|trimestre|time|place|year|week|month)\b)"
     r"(?:\s+ones?\b|\s+[^\W\d_][\w-]*(?=\s*[,?!]|\s*$|\s+(?:il|elle|on|je|j'|vous|c'est|ça)\b))?"
-    r"|\b(?:number|option|no\.?|n°|numéro|numero)\s*[1-9]\b",
+    r"|\b(?:number|option|no\.?|n°|numéro|numero|choix)\s*(?P<n>[1-9])\b(?!\s*(?:[€$£%]|h\b))",
     _I,
 )
 # "1) X", "2. Y", "(3) Z" at the start of the text or after a space / a separator
@@ -85,7 +79,7 @@ def ordinal_phrase(question: str) -> re.Match[str] | None:
         >>> ordinal_phrase("does the first one let me keep data?").group(0)
         'the first one'
     """
-    return _PHRASE.search(question)
+    return _REFERENCE.search(question)
 
 
 def ordinal_index(question: str) -> int | None:
@@ -97,11 +91,12 @@ def ordinal_index(question: str) -> int | None:
         >>> ordinal_index("C'est la première fois que je viens.") is None
         True
     """
-    match = _ORDINAL.search(fold(question))
-    if match:
-        return _WORDS[match.group("word")]
-    number = _NUMBER.search(question)
-    return int(number.group("n")) - 1 if number else None
+    match = _REFERENCE.search(question)
+    if match is None:
+        return None
+    if match.group("n"):
+        return int(match.group("n")) - 1
+    return _WORDS[fold(match.group("word"))]
 
 
 _SEPARATOR = re.compile(r"\s*;\s*|,?\s+(?P<conj>et|ou|and|or)\s+|,\s+", _I)

@@ -141,9 +141,7 @@ class _Plan:
         name.
         """
         heard = fold(" ".join(text for _, text in self.history))
-        known = {fold(n) for n in self.names}
-        if self.decided:
-            known.add(fold(self.decided))
+        known = {fold(n) for n in self.names}  # the counted item is one of them
         asked = fold(self.question)
         parts = [" ".join(p.split()) for p in about.replace(",", ";").split(";")]
         found = [

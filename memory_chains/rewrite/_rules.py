@@ -60,7 +60,9 @@ _COMPARED = re.compile(
 _LEAD_ONLY = re.compile(r"^\s*(?:(?:et|and|mais|but|alors|so)\b[\s,]*)?$", _I)
 # "la résilier", "le prendre", "l'avoir signé": an object pronoun before an infinitive.
 _FR_OBJECT = re.compile(
-    r"\b(?P<pro>le|la|les|l')\s*(?P<verb>avoir\s+[a-zà-ÿ]+[ée]s?|[a-zà-ÿ]+(?:er|ir|re))\b", _I
+    r"\b(?P<pro>le|la|les|l')\s*(?!premi[eè]re\b|derni[eè]re\b)"  # "la première" is no verb
+    r"(?P<verb>avoir\s+[a-zà-ÿ]+[ée]s?|[a-zà-ÿ]+(?:er|ir|re))\b",
+    _I,
 )
 _FR_POSSESSIVE = re.compile(
     r"\b(?P<det>sa|son|ses|leur|leurs)\s+(?P<noun>[^\W\d_][\w-]*(?![\w'’])(?:\s+(?!(?:de|du|des|"
