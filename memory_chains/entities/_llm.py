@@ -29,10 +29,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memory_chains._calls import Call, arun, call_options, chat_messages, content, run
 from memory_chains._json import parse_json_object
 from memory_chains.entities._evidence import STRONG, best_type
 from memory_chains.entities._fold import fold, is_alias
@@ -147,37 +148,26 @@ class LLMEntityExtractor:
     # -- public ---------------------------------------------------------------------------
     def extract(self, text: str, types: Sequence[str], known: Sequence[str] = ()) -> Extraction:
         """Extract from one turn's text; never raises for a bad model answer."""
-        asked = self._asked(types)
-        if not asked:  # everything configured is left to the patterns: no call
-            return self.with_patterns(Extraction(), text, types, known)
-        prompt = self.prompt(asked)
-        messages = self._messages(prompt, text, known)
-        raw, error = "", ""
-        for attempt in range(self.retries + 1):
-            try:
-                reply: Any = self.model.invoke(messages, **self._kwargs(prompt))
-            except Exception as exc:  # reported in the result and the log, never raised
-                reply = exc
-            done, raw, error = self._attempt(reply, prompt, attempt, text, types, known)
-            if done is not None:
-                return done
-        return self.with_patterns(self._failed(error, raw, self.retries + 1), text, types, known)
+        return run(self._steps(text, types, known), self.model)
 
     async def aextract(
         self, text: str, types: Sequence[str], known: Sequence[str] = ()
     ) -> Extraction:
         """Async :meth:`extract` (only the model call differs)."""
+        return await arun(self._steps(text, types, known), self.model)
+
+    def _steps(
+        self, text: str, types: Sequence[str], known: Sequence[str]
+    ) -> Generator[Call, Any, Extraction]:
+        """The extraction as the calls it makes (a retry after an unusable answer)."""
         asked = self._asked(types)
-        if not asked:
+        if not asked:  # everything configured is left to the patterns: no call
             return self.with_patterns(Extraction(), text, types, known)
         prompt = self.prompt(asked)
-        messages = self._messages(prompt, text, known)
+        call = Call(self._messages(prompt, text, known), self._options(prompt))
         raw, error = "", ""
         for attempt in range(self.retries + 1):
-            try:
-                reply: Any = await self.model.ainvoke(messages, **self._kwargs(prompt))
-            except Exception as exc:  # reported in the result and the log, never raised
-                reply = exc
+            reply = yield call  # a failed call arrives as its exception, never raised
             done, raw, error = self._attempt(reply, prompt, attempt, text, types, known)
             if done is not None:
                 return done
@@ -204,7 +194,7 @@ class LLMEntityExtractor:
         else ``(None, raw, why)``. The turn is kept either way; the next turn works."""
         if isinstance(reply, BaseException):
             return None, "", f"model call failed: {reply!r}"
-        raw = _content(reply)
+        raw = content(reply)
         result = self.parse(raw, prompt, attempt + 1)
         if result is None:
             return None, raw, "the model's answer is not usable JSON"
@@ -282,22 +272,14 @@ class LLMEntityExtractor:
         log.warning("entity extraction failed after %d call(s): %s; raw=%.200r", calls, error, raw)
         return Extraction(model_calls=calls, error=error, raw=raw)
 
-    def _kwargs(self, prompt: ExtractionPrompt) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"max_tokens": self.max_tokens}
-        if self.structured:
-            kwargs["response_format"] = dict(prompt.response_format)
-        return kwargs
+    def _options(self, prompt: ExtractionPrompt) -> dict[str, Any]:
+        return call_options(self.max_tokens, prompt.response_format if self.structured else None)
 
     def _messages(self, prompt: ExtractionPrompt, text: str, known: Sequence[str]) -> list[Any]:
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-
-        kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
-        messages: list[Any] = [kinds[role](content=content) for role, content in prompt.prefix]
         tail = ""
         if known:
             tail = "Already known (reuse these names): " + "; ".join(known[:10]) + "\n\n"
-        messages.append(HumanMessage(content=tail + text.strip()))
-        return messages
+        return chat_messages(prompt.prefix, tail + text.strip())
 
     def prompt(self, types: Sequence[str]) -> ExtractionPrompt:
         """The instructions, examples and JSON schema of a call asking for ``types``.
@@ -387,10 +369,3 @@ def _confidence(item: Mapping[str, Any]) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 1.0
     return min(1.0, max(0.0, float(value)))
-
-
-def _content(message: Any) -> str:
-    content = getattr(message, "content", message)
-    if isinstance(content, list):  # content blocks
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-    return str(content)

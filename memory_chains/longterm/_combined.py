@@ -38,6 +38,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_chains._calls import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains._json import parse_json_object
 from memory_chains.entities import (
     BUILTIN_RELATIONS,
@@ -50,7 +51,6 @@ from memory_chains.entities import (
     turn_text,
 )
 from memory_chains.errors import InvalidInputError, MalformedOutputError
-from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains.longterm._extract import _SCHEMA as _LONG_TERM_SCHEMA
 from memory_chains.longterm._extract import LongTermExtraction, parse_extraction
 

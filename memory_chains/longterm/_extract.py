@@ -33,11 +33,11 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from memory_chains._calls import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains._folding import fold
 from memory_chains._json import parse_json_object
 from memory_chains._language import language_votes
 from memory_chains.errors import InvalidInputError, MalformedOutputError
-from memory_chains.longterm._call import Call, arun, attempts, call_options, chat_messages, run
 from memory_chains.longterm._facts import FactCandidate
 from memory_chains.longterm._profile import ProfileEntry, normalize_key
 

@@ -44,21 +44,19 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from memory_chains._calls import Call, attempts, call_options, run
 from memory_chains._language import detect_language
 from memory_chains.errors import (
     InvalidInputError,
     MalformedOutputError,
-    MemoryChainsError,
-    ModelCallError,
 )
 from memory_chains.memory._core import MemoryContext, MemoryStats, ShortTermMemory
 from memory_chains.memory._summary_data import (
@@ -249,27 +247,30 @@ class LLMSummarizer:
     def _kwargs(self) -> dict[str, Any]:
         if not self.structured:
             return {}
-        return {
-            "max_tokens": self.max_output_tokens,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "memory_update", "schema": _UPDATE_SCHEMA},
-            },
+        schema = {
+            "type": "json_schema",
+            "json_schema": {"name": "memory_update", "schema": _UPDATE_SCHEMA},
         }
+        return call_options(self.max_output_tokens, schema)
 
     def summarize(self, previous: SummaryData, turns: Sequence[Turn]) -> SummaryData:
         """One model call; raises ModelCallError or MalformedOutputError on failure."""
-        messages = self.build_messages(previous, turns)
-        try:
-            reply = self.llm.invoke(messages, **self._kwargs())
-        except MemoryChainsError:
-            raise
-        except Exception as exc:
-            raise ModelCallError(f"the summary model call failed: {exc}") from exc
-        content = getattr(reply, "content", reply)
-        if not isinstance(content, str):
-            content = json.dumps(content) if isinstance(content, (dict, list)) else str(content)
-        return apply_update(previous, parse_update(content))
+        return run(self._steps(previous, turns), self.llm)
+
+    def _steps(
+        self, previous: SummaryData, turns: Sequence[Turn]
+    ) -> Generator[Call, Any, SummaryData]:
+        call = Call(self.build_messages(previous, turns), self._kwargs())
+        # A malformed answer raises MalformedOutputError from the judge: the turns stay
+        # pending and the next compaction tries again.
+        update = yield from attempts(
+            call,
+            lambda raw, _calls: parse_update(raw),
+            retries=0,
+            what="summary model",
+            give_up=MalformedOutputError,
+        )
+        return apply_update(previous, update)
 
 
 def _compactions(state: SummaryState) -> int:

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from memory_chains._calls import Call, Unavailable, arun, run
 from memory_chains._folding import fold
 from memory_chains._history import message_text
 from memory_chains.errors import InvalidInputError, MalformedOutputError
@@ -93,14 +94,6 @@ class RewriteResult:
     def rewritten(self) -> bool:
         """True when :attr:`standalone` differs from the question as asked."""
         return self.standalone != self.original
-
-
-@dataclass(frozen=True)
-class _Call:
-    """One model call the steps need: messages and per-call options."""
-
-    messages: list[BaseMessage]
-    options: dict[str, Any]
 
 
 _Reply = BaseMessage | BaseException
@@ -237,19 +230,8 @@ class QueryRewriter:
         plan = self._plan(question, history, entities)
         if isinstance(plan, RewriteResult):
             return plan
-        steps = self._steps(plan)
-        try:
-            call = next(steps)
-            while True:
-                reply: _Reply
-                try:
-                    reply = self._model().invoke(call.messages, **call.options)
-                except Exception as exc:  # a failed call goes to the rules, reason in `error`
-                    reply = exc
-                call = steps.send(reply)
-        except StopIteration as done:
-            result: RewriteResult = done.value
-            return result
+        # A failed call is sent to the steps, which fall back to the rules (reason in `error`).
+        return run(self._steps(plan), self._model_or_reason())
 
     async def arewrite(
         self, question: str, history: Iterable[Any] | None, *, entities: Sequence[str] = ()
@@ -258,19 +240,7 @@ class QueryRewriter:
         plan = self._plan(question, history, entities)
         if isinstance(plan, RewriteResult):
             return plan
-        steps = self._steps(plan)
-        try:
-            call = next(steps)
-            while True:
-                reply: _Reply
-                try:
-                    reply = await self._model().ainvoke(call.messages, **call.options)
-                except Exception as exc:  # a failed call goes to the rules, reason in `error`
-                    reply = exc
-                call = steps.send(reply)
-        except StopIteration as done:
-            result: RewriteResult = done.value
-            return result
+        return await arun(self._steps(plan), self._model_or_reason())
 
     def warm(self) -> float:
         """Load the embedded model and process the prompt's fixed part once; seconds taken.
@@ -350,9 +320,9 @@ class QueryRewriter:
             return self._by_rules(plan, calls=0, error=None)
         return plan
 
-    def _steps(self, plan: _Plan) -> Generator[_Call, _Reply, RewriteResult]:
+    def _steps(self, plan: _Plan) -> Generator[Call, _Reply, RewriteResult]:
         """The rewrite as the model call it needs (yielded) and pure decisions."""
-        reply = yield _Call(
+        reply = yield Call(
             build_messages(plan.question, plan.window, plan.listed),
             {
                 "response_format": response_format(plan.listed),
@@ -459,6 +429,14 @@ class QueryRewriter:
         )
 
     # -- the model -----------------------------------------------------------------------
+
+    def _model_or_reason(self) -> Any:
+        """The model, or an :class:`Unavailable` one when it cannot be built (the rules
+        answer then, with the reason in ``error``)."""
+        try:
+            return self._model()
+        except Exception as exc:
+            return Unavailable(exc)
 
     def _model(self) -> Any:
         if self._llm is None:

@@ -156,12 +156,12 @@ def test_response_format_is_a_json_schema_with_the_type_enum():
     model = ScriptedChatModel(replies=[GOOD])
     extractor = LLMEntityExtractor(model, relations=["COMPARES_TO", "works_for"])
     prompt = extractor.prompt(TYPES)
-    schema = extractor._kwargs(prompt)["response_format"]["json_schema"]["schema"]
+    schema = extractor._options(prompt)["response_format"]["json_schema"]["schema"]
     item = schema["properties"]["entities"]["items"]["properties"]
     assert item["type"]["enum"] == TYPES
     rel = schema["properties"]["relations"]["items"]["properties"]["relation"]["enum"]
     assert rel == ["COMPARES_TO", "WORKS_FOR"]
-    assert "response_format" not in LLMEntityExtractor(model, structured=False)._kwargs(prompt)
+    assert "response_format" not in LLMEntityExtractor(model, structured=False)._options(prompt)
     with pytest.raises(InvalidInputError):
         extractor.extract("x", [])
 

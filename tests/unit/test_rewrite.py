@@ -148,6 +148,23 @@ def test_a_failed_call_falls_back_and_is_recorded() -> None:
     assert "server down" in (result.error or "")
 
 
+def test_a_model_that_cannot_be_built_falls_back_like_a_failed_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing(**_: object) -> None:
+        raise OSError("model file not found")
+
+    monkeypatch.setattr("memory_chains.providers.get_chat_model", missing)
+    rw = QueryRewriter()
+    for result in (
+        rw.rewrite("Et sa carte graphique ?", HISTORY),
+        asyncio.run(rw.arewrite("Et sa carte graphique ?", HISTORY)),
+    ):
+        assert (result.method, result.model_calls) == ("rules", 1)
+        assert "model file not found" in (result.error or "")
+        assert result.standalone == "Et la carte graphique de l'ASUS ROG Strix G15 ?"
+
+
 def test_without_a_model_the_rules_write_or_leave_the_question() -> None:
     llm = ScriptedChatModel()
     rw = QueryRewriter(llm, use_model=False)

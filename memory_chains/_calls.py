@@ -1,12 +1,13 @@
-"""One JSON-answering model call, retried: the loop both long-term extractors share.
+"""Model calls as a generator of pure steps, driven once for sync and once for async.
 
-:func:`attempts` is the retry as a generator of pure steps: it yields a :class:`Call`, is
-sent the model's reply (or the exception the call raised), judges the answer and returns
-the first usable result, else raises. :func:`run` and :func:`arun` drive it with
+Every component that asks a model something (the rewriter, the entity extractor, the
+summariser, the long-term extractors) writes its logic as a generator: it yields a
+:class:`Call`, is sent the model's reply (or the exception the call raised), decides, and
+returns its result. :func:`run` and :func:`arun` drive such a generator with
 ``model.invoke`` and ``model.ainvoke``: they are the only code that differs between the
-sync and async paths of :class:`~memory_chains.longterm.LongTermExtractor` and
-:class:`~memory_chains.longterm.TurnExtractor`. :func:`chat_messages` and
-:func:`call_options` build what a call sends.
+sync and async paths. :func:`attempts` is the common retry (judge each answer, give up
+after the last); :func:`chat_messages` and :func:`call_options` build what a call sends;
+:func:`content` reads a reply's text.
 
 Example:
     >>> from memory_chains.testing import ScriptedChatModel
@@ -26,9 +27,18 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memory_chains.errors import ModelCallError
+from memory_chains.errors import MemoryChainsError, ModelCallError
 
-__all__ = ["Call", "arun", "attempts", "call_options", "chat_messages", "run"]
+__all__ = [
+    "Call",
+    "Unavailable",
+    "arun",
+    "attempts",
+    "call_options",
+    "chat_messages",
+    "content",
+    "run",
+]
 
 T = TypeVar("T")
 
@@ -44,6 +54,30 @@ class Call:
 
     messages: list[Any]
     options: dict[str, Any]
+
+
+class Unavailable:
+    """A model that could not be built: every call raises the reason, so the steps see a
+    failed call (and fall back, or report it) instead of the caller seeing an exception.
+
+    Example:
+        >>> steps = attempts(Call([], {}), lambda raw, n: raw, retries=0, what="x",
+        ...                  give_up=ValueError)
+        >>> try:
+        ...     run(steps, Unavailable(OSError("no model file")))
+        ... except Exception as exc:
+        ...     print(type(exc).__name__, exc.__cause__)
+        ModelCallError no model file
+    """
+
+    def __init__(self, reason: Exception) -> None:
+        self.reason = reason
+
+    def invoke(self, *args: Any, **kwargs: Any) -> Any:
+        raise self.reason
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        raise self.reason
 
 
 def chat_messages(prefix: Sequence[tuple[str, str]], last: str) -> list[Any]:
@@ -75,11 +109,14 @@ def attempts(
     """Make ``call`` until ``judge(raw, calls)`` accepts an answer, ``retries + 1`` at most.
 
     A failed call raises :class:`~memory_chains.errors.ModelCallError` (naming ``what``)
-    at once; after the last unusable answer, ``give_up(raw)`` is raised.
+    at once, or the library's own error when the model raised one; after the last unusable
+    answer, ``give_up(raw)`` is raised.
     """
     raw = ""
     for attempt in range(retries + 1):
         reply = yield call
+        if isinstance(reply, MemoryChainsError):  # already ours and typed: as it is
+            raise reply
         if isinstance(reply, Exception):  # any provider error: mapped, memory untouched
             raise ModelCallError(f"the {what} call failed: {reply!r}") from reply
         raw = content(reply)
