@@ -35,13 +35,11 @@ from memory_chains.longterm._extract import (
     LongTermExtractor,
     RuleLongTermExtractor,
 )
+from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
 from memory_chains.longterm._facts import (
     DEFAULT_MERGE_THRESHOLD,
     DEFAULT_SUPERSEDE_THRESHOLD,
     GLOBAL_USER,
-    Fact,
-    FactCandidate,
-    FactChanges,
     FactMemory,
 )
 from memory_chains.longterm._memory import LongTermMemory, LongTermSession, ObserveReport

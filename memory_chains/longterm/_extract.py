@@ -38,7 +38,7 @@ from memory_chains._folding import fold
 from memory_chains._json import parse_json_object
 from memory_chains._language import language_votes
 from memory_chains.errors import InvalidInputError, MalformedOutputError
-from memory_chains.longterm._facts import FactCandidate
+from memory_chains.longterm._fact_types import FactCandidate
 from memory_chains.longterm._profile import ProfileEntry, normalize_key
 
 __all__ = [

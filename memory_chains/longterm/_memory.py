@@ -43,13 +43,8 @@ from memory_chains.longterm._extract import (
     LongTermExtractor,
     RuleLongTermExtractor,
 )
-from memory_chains.longterm._facts import (
-    DEFAULT_MERGE_THRESHOLD,
-    Fact,
-    FactCandidate,
-    FactChanges,
-    FactMemory,
-)
+from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
+from memory_chains.longterm._facts import DEFAULT_MERGE_THRESHOLD, FactMemory
 from memory_chains.longterm._profile import UserProfile, profile_instructions
 from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
 from memory_chains.stores import validate_id

@@ -10,7 +10,7 @@ from langchain_core.embeddings import Embeddings
 from memory_chains._folding import fold
 from memory_chains.errors import InvalidInputError, StoreError
 from memory_chains.longterm import FactCandidate, FactMemory
-from memory_chains.longterm._facts import anchors, restates
+from memory_chains.longterm._fact_merge import anchors, restates
 from memory_chains.longterm._vectors import decode_vector, encode_vector
 from memory_chains.stores import InMemoryStore, export_user, forget_user
 from memory_chains.testing import HashEmbeddings
