@@ -42,7 +42,8 @@ from memory_chains.longterm._facts import (
     GLOBAL_USER,
     FactMemory,
 )
-from memory_chains.longterm._memory import LongTermMemory, LongTermSession, ObserveReport
+from memory_chains.longterm._memory import LongTermMemory
+from memory_chains.longterm._observation import ObserveReport
 from memory_chains.longterm._profile import (
     STANDARD_KEYS,
     ProfileEntry,
@@ -50,6 +51,7 @@ from memory_chains.longterm._profile import (
     merge_entry,
     profile_instructions,
 )
+from memory_chains.longterm._session import LongTermSession
 from memory_chains.longterm._updater import MemoryUpdater, UpdateReport
 
 __all__ = [

@@ -32,7 +32,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memory_chains.errors import InvalidInputError
@@ -45,7 +45,9 @@ from memory_chains.longterm._extract import (
 )
 from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
 from memory_chains.longterm._facts import DEFAULT_MERGE_THRESHOLD, FactMemory
+from memory_chains.longterm._observation import ObserveReport, _encodable, _Turn
 from memory_chains.longterm._profile import UserProfile, profile_instructions
+from memory_chains.longterm._session import LongTermSession
 from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
 from memory_chains.stores import validate_id
 
@@ -54,54 +56,11 @@ if TYPE_CHECKING:
 
     from memory_chains.stores import BaseStore
 
-__all__ = ["LongTermMemory", "LongTermSession", "ObserveReport"]
+__all__ = ["LongTermMemory"]
 
 log = logging.getLogger("memory_chains.longterm")
 
 _DEFAULT = object()
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class ObserveReport:
-    """What one observed turn changed.
-
-    Attributes:
-        profile: profile keys whose entry changed.
-        facts: facts added, merged and superseded.
-        model_calls: calls the extractor made.
-        rejected: unusable items of the model's answer, with why.
-
-    Example:
-        >>> ObserveReport().changed
-        False
-    """
-
-    profile: tuple[str, ...] = ()
-    facts: FactChanges = field(default_factory=FactChanges)
-    model_calls: int = 0
-    rejected: tuple[str, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        """True when the turn changed the profile or the facts."""
-        return bool(self.profile) or self.facts.changed
-
-
-@dataclass(frozen=True)
-class _Turn:
-    human: str
-    ai: str
-    session_id: str
-    seq: int | None
-    when: float
 
 
 class LongTermMemory(WithBackground, MemoryBase):
@@ -244,7 +203,7 @@ class LongTermMemory(WithBackground, MemoryBase):
         return "\n\n".join(block for block in (profile, facts) if block)
 
     # -- the memory protocol (memory_chains.protocol) -----------------------------------
-    block_names = ("profile", "facts")
+    block_names = LongTermSession.block_names
 
     def record(self, human: str, ai: str) -> None:
         """:meth:`observe` under the session ``"default"``; :meth:`session` files the
@@ -444,56 +403,3 @@ class LongTermMemory(WithBackground, MemoryBase):
         candidates = [FactCandidate(self._mask(t), key=key) for t in texts]
         with self._write_lock:
             return self.fact_memory.add(candidates, scope=scope)
-
-
-class LongTermSession(MemoryBase):
-    """A :class:`LongTermMemory` that records the exchanges of one session
-    (:meth:`LongTermMemory.session`); it reads the same profile and facts.
-
-    Example:
-        >>> from memory_chains.stores import InMemoryStore
-        >>> from memory_chains.testing import HashEmbeddings
-        >>> mem = LongTermMemory(InMemoryStore(), "ann", HashEmbeddings())
-        >>> s = mem.session("s2")
-        >>> s.memory is mem, s.session_id, s.block_names
-        (True, 's2', ('profile', 'facts'))
-    """
-
-    block_names = LongTermMemory.block_names
-
-    def __init__(
-        self,
-        memory: LongTermMemory,
-        session_id: str,
-        seq: Callable[[], int | None] | None = None,
-    ) -> None:
-        self.memory = memory
-        self.session_id = session_id
-        self.seq = seq
-
-    def record(self, human: str, ai: str) -> None:
-        """:meth:`LongTermMemory.observe` under this session."""
-        seq = self.seq() if self.seq is not None else None
-        self.memory.observe(human, ai, session_id=self.session_id, seq=seq)
-
-    async def arecord(self, human: str, ai: str) -> None:
-        """Async :meth:`record`."""
-        seq = self.seq() if self.seq is not None else None
-        await self.memory.aobserve(human, ai, session_id=self.session_id, seq=seq)
-
-    def context_block(self, question: str, max_tokens: int, name: str | None = None) -> MemoryBlock:
-        """:meth:`LongTermMemory.context_block`."""
-        return self.memory.context_block(question, max_tokens, name)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, LongTermSession)
-            and other.memory is self.memory
-            and other.session_id == self.session_id
-        )
-
-    def __hash__(self) -> int:
-        return hash((id(self.memory), self.session_id))
-
-    def __repr__(self) -> str:
-        return f"LongTermSession(user_id={self.memory.user_id!r}, session_id={self.session_id!r})"

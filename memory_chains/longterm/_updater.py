@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from memory_chains.errors import InvalidInputError
 from memory_chains.longterm._background import BackgroundWorker, WithBackground
 from memory_chains.longterm._combined import TurnExtraction
-from memory_chains.longterm._memory import ObserveReport, _Turn
+from memory_chains.longterm._observation import ObserveReport, _Turn
 from memory_chains.stores import validate_id
 
 if TYPE_CHECKING:
