@@ -30,25 +30,23 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
-from memory_chains.errors import InvalidInputError, StoreError
+from memory_chains.errors import InvalidInputError
+from memory_chains.sessions._merge import merge_sessions
+from memory_chains.sessions._records import SessionRecords, SessionRef
 from memory_chains.sessions._session import (
     SESSIONS_NAMESPACE,
     Session,
-    merged_metadata,
-    merged_turn_order,
     new_session_id,
     ttl_seconds,
 )
 from memory_chains.stores import (
     BaseStore,
-    Document,
     ForgetResult,
     forget_session,
     open_store,
@@ -57,14 +55,8 @@ from memory_chains.stores import (
 
 __all__ = ["SessionManager"]
 
-SessionRef = Session | str
 
-
-# How many times an update reads the session again after losing a compare-and-swap.
-_UPDATE_ATTEMPTS = 20
-
-
-class SessionManager:
+class SessionManager(SessionRecords):
     """Create, resume, list, merge, end and expire the sessions of each user.
 
     Args:
@@ -328,74 +320,7 @@ class SessionManager:
             >>> m.get("alice", "phone").merged_into, merged.merged_from
             ('all', ('phone', 'laptop'))
         """
-        user_id = validate_id(user_id, "user_id")
-        device = self._device(device)
-        if isinstance(sessions, (str, Session)) or not isinstance(sessions, Sequence):
-            raise InvalidInputError("sessions must be a list of session ids or Session objects")
-        ids = [self._session_id(user_id, s) for s in sessions]
-        if not ids or len(set(ids)) != len(ids):
-            raise InvalidInputError(f"merge needs one or more distinct sessions, got {ids!r:.200}")
-        now = self.clock()
-        sources = [self._require(user_id, sid, now) for sid in ids]
-        for source in sources:
-            self._refuse_merged(source)
-        target_id = validate_id(into, "into") if into is not None else new_session_id(now)
-        if target_id in ids:
-            raise InvalidInputError(
-                f"into={target_id!r} is one of the merged sessions: merge into a new id"
-            )
-        existing = self._load(user_id, target_id, now)
-        if existing is not None and (
-            existing.merged_into is not None or self.store.count_turns(user_id, target_id)
-        ):
-            raise InvalidInputError(
-                f"into={target_id!r} already has turns or was merged: merge into a new id"
-            )
-
-        turns = {sid: self.store.turns_after(user_id, sid) for sid in ids}
-        try:
-            for sid, turn in merged_turn_order([(sid, turns[sid]) for sid in ids]):
-                self.store.append_turn(
-                    user_id, target_id, turn.human, turn.ai, merged_metadata(sid, turn)
-                )
-            for sid in ids:
-                expected = turns[sid][-1].seq if turns[sid] else 0
-                if self.store.last_seq(user_id, sid) != expected:
-                    raise StoreError(
-                        f"session {sid!r} received new turns during the merge; nothing was "
-                        "merged: stop its writers (or end it) and retry"
-                    )
-        except BaseException:
-            # undo the partial copy; if the store fails again, the first error matters more
-            # (the partial copy then shows in list() as a session without metadata)
-            with contextlib.suppress(StoreError):
-                self.store.delete_session(user_id, target_id)
-            raise
-
-        devices: list[str] = list(existing.devices) if existing else []
-        for d in [*(d for s in sources for d in s.devices), *([device] if device else [])]:
-            if d not in devices:
-                devices.append(d)
-        last_active = max(s.last_active_at for s in sources)
-        merged = Session(
-            user_id,
-            target_id,
-            created_at=min(s.created_at for s in sources),
-            last_active_at=last_active,
-            expires_at=math.inf if self.ttl is None else last_active + self.ttl,
-            devices=tuple(devices),
-            merged_from=tuple(ids),
-        )
-        self._save(merged)
-        for source in sources:
-            self.store.delete_session(user_id, source.session_id)
-            self._update(
-                user_id,
-                source.session_id,
-                lambda s, at: replace(s, merged_into=target_id, ended_at=s.ended_at or at),
-                missing=source,
-            )
-        return self._require(user_id, target_id, self.clock())
+        return merge_sessions(self, user_id, sessions, into=into, device=device)
 
     def forget_session(self, user_id: str, session_id: SessionRef) -> ForgetResult:
         """Delete a session completely: turns, summary, metadata and per-session documents
@@ -498,101 +423,3 @@ class SessionManager:
     async def apurge_expired(self, user_id: str | None = None) -> int:
         """Async :meth:`purge_expired`."""
         return await asyncio.to_thread(self.purge_expired, user_id)
-
-    # -- helpers --------------------------------------------------------------------------
-
-    @staticmethod
-    def _session_id(user_id: str, session: object) -> str:
-        if isinstance(session, Session):
-            if session.user_id != user_id:
-                raise InvalidInputError(
-                    f"session {session.session_id!r} belongs to another user, not {user_id!r}"
-                )
-            return session.session_id
-        return validate_id(session, "session_id")
-
-    @staticmethod
-    def _device(device: object) -> str | None:
-        return None if device is None else validate_id(device, "device")
-
-    def _namespace(self, user_id: str) -> tuple[str, str]:
-        return (SESSIONS_NAMESPACE, user_id)
-
-    def _records(self, user_id: str) -> builtins.list[Document]:
-        ns = self._namespace(user_id)
-        return [d for d in self.store.list(ns) if d.namespace == ns]
-
-    def _load(self, user_id: str, session_id: str, now: float) -> Session | None:
-        doc = self.store.get(self._namespace(user_id), session_id)
-        return self._from_doc(user_id, session_id, now, doc)
-
-    def _from_doc(
-        self, user_id: str, session_id: str, now: float, doc: Document | None
-    ) -> Session | None:
-        """The session from its document as already read (``None``: it has none), and
-        its last turn; ``None`` when it has neither."""
-        last = self.store.last_turns(user_id, session_id, 1)
-        if doc is None and not last:
-            return None
-        last_turn_at = last[0].created_at if last else 0.0
-        record = doc.value if doc is not None else {"created_at": last_turn_at}
-        return Session.from_record(
-            user_id, session_id, record, ttl=self.ttl, now=now, last_turn_at=last_turn_at
-        )
-
-    def _require(self, user_id: str, session_id: str, now: float) -> Session:
-        session = self._load(user_id, session_id, now)
-        if session is None:
-            raise InvalidInputError(
-                f"no session {session_id!r} for user {user_id!r}: list them with "
-                "SessionManager.list() or start one with resume()/create()"
-            )
-        return session
-
-    @staticmethod
-    def _refuse_merged(session: Session) -> None:
-        if session.merged_into is not None:
-            raise InvalidInputError(
-                f"session {session.session_id!r} was merged into {session.merged_into!r}: "
-                "use that session"
-            )
-
-    def _update(
-        self,
-        user_id: str,
-        session_id: str,
-        change: Callable[[Session, float], Session | None],
-        missing: Session | None = None,
-    ) -> Session:
-        """Read the session, ``change`` it (``None``: nothing to write) and write it back
-        only if no other writer, in this process or another, changed its record meanwhile
-        (:meth:`~memory_chains.stores.BaseStore.put_if`); else read it again and retry.
-        ``missing`` stands for a session that is gone (a merge source whose turns were
-        just moved); without it, a missing session is an error.
-
-        Raises:
-            InvalidInputError: unknown session (or whatever ``change`` raises).
-            StoreError: the record kept changing under other writers.
-        """
-        namespace = self._namespace(user_id)
-        for _ in range(_UPDATE_ATTEMPTS):
-            now = self.clock()
-            doc = self.store.get(namespace, session_id)
-            session = self._from_doc(user_id, session_id, now, doc)
-            if session is None:
-                session = (
-                    missing if missing is not None else self._require(user_id, session_id, now)
-                )
-            changed = change(session, now)
-            if changed is None:
-                return session
-            expected = None if doc is None else doc.value
-            if self.store.put_if(namespace, session_id, changed.to_record(), expected=expected):
-                return changed
-        raise StoreError(
-            f"session {session_id!r} of user {user_id!r} changed under other writers "
-            f"{_UPDATE_ATTEMPTS} times in a row; nothing was written: retry"
-        )
-
-    def _save(self, session: Session) -> None:
-        self.store.put(self._namespace(session.user_id), session.session_id, session.to_record())
