@@ -64,12 +64,10 @@ from memory_chains.memory._summary_data import (
     SummaryData,
     _cut,
     apply_update,
-    carry_forward,
-    drop_unsupported,
     fit_budget,
-    keep_turn_details,
     parse_update,
 )
+from memory_chains.memory._summary_drift import carry_forward, drop_unsupported, keep_turn_details
 from memory_chains.memory._text import (
     TokenCounter,
     default_token_counter,

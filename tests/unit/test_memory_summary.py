@@ -14,13 +14,15 @@ from memory_chains.errors import InvalidInputError, MalformedOutputError, ModelC
 from memory_chains.memory import LLMSummarizer, SummaryCore, SummaryData
 from memory_chains.memory._summary_data import (
     SummaryUpdate,
-    anchors,
     apply_update,
+    fit_budget,
+    parse_update,
+)
+from memory_chains.memory._summary_drift import (
+    anchors,
     carry_forward,
     drop_unsupported,
-    fit_budget,
     keep_turn_details,
-    parse_update,
 )
 from memory_chains.stores import InMemoryStore, SQLiteStore, Turn
 from memory_chains.testing import ScriptedChatModel, word_counter
