@@ -29,12 +29,8 @@ from memory_chains.memory._core import (
     TokenBudgetCore,
     WindowCore,
 )
-from memory_chains.memory._summary import (
-    CompactionResult,
-    LLMSummarizer,
-    Summarizer,
-    SummaryCore,
-)
+from memory_chains.memory._summarizer import LLMSummarizer, Summarizer
+from memory_chains.memory._summary import CompactionResult, SummaryCore
 from memory_chains.memory._summary_data import SummaryData, SummaryUpdate
 from memory_chains.memory._text import approximate_tokens, normalize_message
 
