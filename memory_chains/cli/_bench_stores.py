@@ -111,12 +111,8 @@ def bench_backend(
         >>> bench_backend("redis", "redis://127.0.0.1:1/0", 2, 5, 4, 2, Path(".")).skipped[:11]
         'unreachable'
     """
-    from memory_chains.stores._loadgen import (
-        StoreTarget,
-        percentile,
-        run_load,
-        verify_turns,
-    )
+    from memory_chains.stores._loadgen import StoreTarget, percentile, run_load
+    from memory_chains.stores._loadgen_verify import verify_turns
 
     tag = uuid.uuid4().hex[:12]
     if backend == "sqlite":

@@ -6,19 +6,13 @@ Used by ``memory-chains bench stores`` and by the process-level tests
 * :class:`StoreTarget`: how a child process opens the shared store (a URL plus, for tests
   and benchmarks, a private Redis key prefix or PostgreSQL schema), serialisable as JSON;
 * :func:`run_load`: starts N writer processes (``python -m memory_chains.stores._loadgen``),
-  releases them together, and collects their :class:`WriterReport`;
-* :func:`verify_turns`: reads the store back and counts lost, duplicated, out-of-order and
-  partial turns (:class:`Verification`).
+  releases them together, and collects their
+  :class:`~memory_chains.stores._loadgen_plan.WriterReport`;
+* :func:`~memory_chains.stores._loadgen_verify.verify_turns`: reads the store back and
+  counts lost, duplicated, out-of-order and partial turns.
 
-Every turn carries a unique token ``w<worker>-i<index>`` in both messages, so a turn whose
-human and AI halves disagree, a turn written twice and a turn missing are all visible.
-Writer ``w`` sends its ``i``-th turn to session ``s<(w + i) % sessions>`` of user
-``u<session % users>``: every session receives interleaved turns from every writer.
-
-Example:
-    >>> plan = turn_plan(worker=1, turns=3, sessions=4, users=2)
-    >>> [(p.user_id, p.session_id, p.token) for p in plan]
-    [('u1', 's1', 'w1-i0'), ('u0', 's2', 'w1-i1'), ('u1', 's3', 'w1-i2')]
+What each writer writes (the turn plan, tokens in every turn) is in
+:mod:`memory_chains.stores._loadgen_plan`.
 """
 
 from __future__ import annotations
@@ -27,31 +21,23 @@ import argparse
 import json
 import math
 import os
-import re
 import subprocess
 import sys
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_chains.errors import ConfigurationError, InvalidInputError, StoreError
 from memory_chains.stores._base import BaseStore
+from memory_chains.stores._loadgen_plan import WriterReport, iter_turn_plan, turn_plan, write_turns
 
 __all__ = [
-    "PlannedTurn",
     "StoreTarget",
-    "Verification",
-    "WriterReport",
-    "iter_turn_plan",
+    "child_command",
+    "child_env",
     "percentile",
     "run_load",
-    "turn_plan",
-    "verify_turns",
 ]
-
-_TOKEN_RE = re.compile(r"\bw(\d+)-i(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -131,246 +117,6 @@ class StoreTarget:
         """Inverse of :meth:`to_json`."""
         data = json.loads(text)
         return cls(data["url"], data.get("prefix"), data.get("schema"))
-
-
-@dataclass(frozen=True)
-class PlannedTurn:
-    """One turn a writer will append.
-
-    Example:
-        >>> turn_plan(0, 1, 1, 1)[0].human.startswith("question w0-i0")
-        True
-    """
-
-    user_id: str
-    session_id: str
-    token: str
-    human: str
-    ai: str
-
-
-def turn_plan(
-    worker: int, turns: int, sessions: int, users: int, *, payload: int = 0
-) -> list[PlannedTurn]:
-    """The turns writer ``worker`` appends, in order (``payload`` extra characters each).
-
-    Raises:
-        InvalidInputError: a count below 1 (``worker`` and ``payload`` below 0).
-
-    Example:
-        >>> len(turn_plan(0, 5, 2, 1))
-        5
-    """
-    return list(iter_turn_plan(worker, turns, sessions, users, payload=payload))
-
-
-def iter_turn_plan(
-    worker: int, turns: int, sessions: int, users: int, *, payload: int = 0
-) -> Iterator[PlannedTurn]:
-    """:func:`turn_plan`, one turn at a time (a writer meant to be killed plans millions).
-
-    Raises:
-        InvalidInputError: as :func:`turn_plan`, before the first turn is yielded.
-
-    Example:
-        >>> next(iter_turn_plan(2, 10**9, 4, 2)).session_id
-        's2'
-    """
-    for name, value, low in (
-        ("worker", worker, 0),
-        ("turns", turns, 1),
-        ("sessions", sessions, 1),
-        ("users", users, 1),
-        ("payload", payload, 0),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InvalidInputError(f"{name} must be an integer >= {low}, got {value!r}")
-    return _plan(worker, turns, sessions, users, " " + "x" * payload if payload else "")
-
-
-def _plan(worker: int, turns: int, sessions: int, users: int, filler: str) -> Iterator[PlannedTurn]:
-    for i in range(turns):
-        s = (worker + i) % sessions
-        token = f"w{worker}-i{i}"
-        yield PlannedTurn(
-            user_id=f"u{s % users}",
-            session_id=f"s{s}",
-            token=token,
-            human=f"question {token}{filler}",
-            ai=f"answer {token}",
-        )
-
-
-@dataclass(frozen=True)
-class WriterReport:
-    """What one writer process did.
-
-    Attributes:
-        worker: the writer's number.
-        written: turns whose append returned.
-        started, ended: wall-clock time (``time.time()``) of the first and last append.
-        latencies_ms: duration of each append, in order.
-        error: the error that stopped the writer early ("" if none).
-
-    Example:
-        >>> WriterReport(0, 0, 0.0, 0.0).error
-        ''
-    """
-
-    worker: int
-    written: int
-    started: float
-    ended: float
-    latencies_ms: tuple[float, ...] = ()
-    error: str = ""
-
-
-def write_turns(
-    store: BaseStore, worker: int, plan: Iterable[PlannedTurn], *, on_first: Any = None
-) -> WriterReport:
-    """Append ``plan`` to ``store`` in order, timing each append.
-
-    ``on_first`` (a callable) runs after the first append returned. A store error stops
-    the writer and is reported, not raised.
-
-    Example:
-        >>> from memory_chains.stores import InMemoryStore
-        >>> write_turns(InMemoryStore(), 0, turn_plan(0, 3, 2, 1)).written
-        3
-    """
-    latencies: list[float] = []
-    started = time.time()
-    error = ""
-    for n, turn in enumerate(plan):
-        t0 = time.perf_counter()
-        try:
-            store.append_turn(
-                turn.user_id, turn.session_id, turn.human, turn.ai, {"token": turn.token}
-            )
-        except StoreError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            break
-        latencies.append((time.perf_counter() - t0) * 1000)
-        if n == 0 and on_first is not None:
-            on_first()
-    return WriterReport(worker, len(latencies), started, time.time(), tuple(latencies), error)
-
-
-@dataclass(frozen=True)
-class Verification:
-    """The store read back after writers ran.
-
-    Attributes:
-        expected: turns the writers reported as written.
-        found: turns in the store (all sessions of the plan).
-        lost: reported written but absent.
-        duplicated: tokens found more than once.
-        out_of_order: pairs of one writer's turns stored in the wrong order in a session.
-        partial: turns whose human and AI halves (or metadata) disagree, malformed turns,
-            ``seq`` gaps and sessions whose counter disagrees with their turns.
-        not_prefix: writers whose stored turns are not their first k turns (a turn after a
-            missing one: the log lost a write in the middle).
-        problems: the first problems found, for messages.
-
-    Example:
-        >>> Verification(1, 1, 0, 0, 0, 0, 0).ok
-        True
-    """
-
-    expected: int
-    found: int
-    lost: int
-    duplicated: int
-    out_of_order: int
-    partial: int
-    not_prefix: int
-    problems: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def ok(self) -> bool:
-        """No turn lost, duplicated, reordered or partial."""
-        return not (
-            self.lost or self.duplicated or self.out_of_order or self.partial or self.not_prefix
-        )
-
-
-def verify_turns(
-    store: BaseStore, sessions: int, users: int, written: dict[int, int] | None = None
-) -> Verification:
-    """Read every session of the plan back and check it.
-
-    Args:
-        store: the store (set up).
-        sessions, users: as given to :func:`turn_plan`.
-        written: turns each writer reported as written (writer -> count); a writer killed
-            mid-write may have one more turn stored than it reported, never fewer.
-
-    Example:
-        >>> from memory_chains.stores import InMemoryStore
-        >>> store = InMemoryStore()
-        >>> report = write_turns(store, 0, turn_plan(0, 4, 2, 1))
-        >>> verify_turns(store, 2, 1, {0: report.written}).ok
-        True
-    """
-    problems: list[str] = []
-    seen: dict[tuple[int, int], int] = {}
-    partial = out_of_order = 0
-    for s in range(sessions):
-        user_id, session_id = f"u{s % users}", f"s{s}"
-        turns = store.turns_after(user_id, session_id)
-        count, last = store.count_turns(user_id, session_id), store.last_seq(user_id, session_id)
-        if [t.seq for t in turns] != list(range(1, len(turns) + 1)) or (count, last) != (
-            len(turns),
-            len(turns),
-        ):
-            partial += 1
-            problems.append(
-                f"{session_id}: seqs {[t.seq for t in turns][:8]}…, count {count}, last {last}"
-            )
-        last_index: dict[int, int] = {}
-        for t in turns:
-            h, a = _TOKEN_RE.findall(t.human), _TOKEN_RE.findall(t.ai)
-            meta = t.metadata.get("token")
-            if len(h) != 1 or h != a or meta != f"w{h[0][0]}-i{h[0][1]}":
-                partial += 1
-                problems.append(f"{session_id} seq {t.seq}: partial turn {t.human!r}/{t.ai!r}")
-                continue
-            worker, index = int(h[0][0]), int(h[0][1])
-            if (worker + index) % sessions != s:
-                partial += 1
-                problems.append(f"{session_id} seq {t.seq}: turn w{worker}-i{index} misfiled")
-            seen[(worker, index)] = seen.get((worker, index), 0) + 1
-            if index <= last_index.get(worker, -1):
-                out_of_order += 1
-                problems.append(f"{session_id} seq {t.seq}: w{worker}-i{index} out of order")
-            last_index[worker] = index
-    duplicated = sum(n - 1 for n in seen.values() if n > 1)
-    lost = not_prefix = 0
-    workers = set(written or {}) | {w for w, _ in seen}
-    for w in sorted(workers):
-        indexes = sorted({i for ww, i in seen if ww == w})
-        if indexes != list(range(len(indexes))):
-            not_prefix += 1
-            problems.append(f"writer {w}: stored turns are not a prefix ({indexes[:5]}…)")
-        reported = (written or {}).get(w)
-        if reported is not None:
-            missing = [i for i in range(reported) if (w, i) not in seen]
-            lost += len(missing)
-            if missing:
-                problems.append(f"writer {w}: {len(missing)} turns lost, first i{missing[0]}")
-            if len(indexes) > reported + 1:
-                problems.append(f"writer {w}: {len(indexes)} stored, {reported} reported")
-                not_prefix += 1
-    return Verification(
-        expected=sum((written or {}).values()),
-        found=sum(seen.values()),
-        lost=lost,
-        duplicated=duplicated,
-        out_of_order=out_of_order,
-        partial=partial,
-        not_prefix=not_prefix,
-        problems=tuple(problems[:10]),
-    )
 
 
 def percentile(values: Iterable[float], q: float) -> float:

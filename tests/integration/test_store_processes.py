@@ -25,13 +25,8 @@ from pathlib import Path
 import pytest
 
 from memory_chains.stores import BaseStore, Turn
-from memory_chains.stores._loadgen import (
-    StoreTarget,
-    child_command,
-    child_env,
-    run_load,
-    verify_turns,
-)
+from memory_chains.stores._loadgen import StoreTarget, child_command, child_env, run_load
+from memory_chains.stores._loadgen_verify import verify_turns
 
 from ._store_targets import BACKENDS, fresh_target
 
