@@ -28,7 +28,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -58,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LongTermMemory"]
 
-log = logging.getLogger("memory_chains.longterm")
 
 _DEFAULT = object()
 

@@ -71,11 +71,9 @@ class SessionManager(SessionRecords):
     one raises :class:`~memory_chains.errors.InvalidInputError` before anything is written.
 
     Concurrency: two devices resuming at the same instant for a user with no session may
-    create two sessions (merge them afterwards); concurrent touches keep the last write.
-    Within one process, the read-modify-write of :meth:`touch` and :meth:`end` on one
-    manager is serialised, so a touch never writes back a session that a concurrent
-    :meth:`end` closed; across processes sharing a store that can still happen (the
-    store has no compare-and-swap for session records yet).
+    create two sessions (merge them afterwards). Every change of a session's record is a
+    compare-and-swap retried on a fresh read, so a touch never writes back a session that
+    a concurrent :meth:`end` closed, in this process or another one sharing the store.
 
     Turns are stamped by the store with the real time: a fake ``clock`` must stay
     comparable to :func:`time.time` (e.g. real time plus an offset).
