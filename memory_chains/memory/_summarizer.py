@@ -131,8 +131,9 @@ class LLMSummarizer:
 
     The prompt's fixed part (instructions and one worked example) comes first and never
     changes, so llama.cpp reuses its KV cache between compactions. The model returns a
-    change set (:class:`SummaryUpdate`), constrained by a JSON schema when the model
-    supports ``response_format``; previous items are carried forward by code.
+    change set (:class:`~memory_chains.memory.SummaryUpdate`), constrained by a JSON schema
+    when the model supports ``response_format``; previous items are carried forward by
+    code.
 
     Args:
         llm: any LangChain chat model.
