@@ -7,7 +7,8 @@ what can be checked without understanding the conversation (:func:`verify`):
 * every word it adds comes from the conversation or the entity memory (no invented name,
   no fact from nowhere), and it adds no number the user did not give or the conversation
   does not name;
-* it keeps the question's own names and most of its content words;
+* it keeps the question's own names and most of its content words, and its grammatical
+  person (the user's "je" / "I" does not become "vous" / "you");
 * it reads as one question: a parenthesis or a pasted earlier question is cut off
   (repaired), an overlong rewrite is rejected.
 
@@ -218,6 +219,9 @@ def verify(
     ]
     if len(ungrounded) > _MAX_UNGROUNDED or _ungrounded_name(rewrite, heard):
         return Verdict(None, f"adds words the conversation does not hold ({', '.join(ungrounded)})")
+    flipped = _person_flip(rewrite, question)
+    if flipped:
+        return Verdict(None, f"changes who the question is about ({flipped})")
     copied = _copied_from_answer(rewrite, question, turns, names)
     if copied:
         return Verdict(None, f"copies the conversation's answer ({copied!r})")
@@ -232,6 +236,42 @@ def verify(
     if "?" in question and not rewrite.endswith(("?", "?»", '?"')):
         rewrite = rewrite.rstrip(" .!") + (" ?" if detection.language == "fr" else "?")
     return Verdict(rewrite, note)
+
+
+# The speaker ("je", "I", "nous") and the one spoken to ("vous", "you"), folded. The
+# elided "j'" and "m'" count; a bare "m" or "t" (a unit, "a-t-il") does not.
+_FIRST_PERSON = re.compile(
+    r"(?<![\w'-])(?:je|j'|me|m'|moi|mon|ma|mes|nous|notre|nos|i|my|mine|myself|we|our|ours)"
+    r"(?![\w-])",
+)
+_SECOND_PERSON = re.compile(
+    r"(?<![\w'-])(?:vous|votre|vos|tu|toi|ton|ta|tes|you|your|yours|yourself)(?![\w'-])|"
+    r"-(?:vous|tu)\b",
+)
+
+
+def _persons(text: str) -> tuple[bool, bool]:
+    folded = fold(text).replace("’", "'")
+    return bool(_FIRST_PERSON.search(folded)), bool(_SECOND_PERSON.search(folded))
+
+
+def _person_flip(rewrite: str, question: str) -> str:
+    """``"je → vous"`` when the rewrite speaks of the other person than the question did
+    (the user's own situation turned into the assistant's), else ``""``.
+
+    Example:
+        >>> _person_flip("Quel est votre plafond ?", "Et mon plafond ?")
+        'je → vous'
+        >>> _person_flip("Quel est mon plafond pour la Carte Onyx ?", "Et mon plafond ?")
+        ''
+    """
+    first, second = _persons(question)
+    now_first, now_second = _persons(rewrite)
+    if first and not second and now_second and not now_first:
+        return "je → vous"
+    if second and not first and now_first and not now_second:
+        return "vous → je"
+    return ""
 
 
 # Added words in a row that an answer holds but no name covers: a clause of the answer.

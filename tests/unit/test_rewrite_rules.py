@@ -141,3 +141,31 @@ def test_rules_prefer_what_the_user_spoke_of_to_a_name_in_an_answer() -> None:
     turns = [("user", "Je regarde le Zephyr 14."), ("assistant", "Il a une puce Kovalt K3.")]
     written = rule_rewrite("Et sa garantie ?", turns, ["Kovalt K3", "Zephyr 14"])
     assert written is not None and "Zephyr 14" in written and "Kovalt" not in written
+
+
+@pytest.mark.parametrize(
+    ("question", "rewrite"),
+    [
+        (
+            "Et si je suis absent à une épreuve ?",
+            "Si vous êtes absent à l'examen du BTS, que faire ?",
+        ),
+        ("and for mine, what photo do they want?", "What photo do they want for your passport?"),
+        ("Vous passez le samedi ?", "Je passe le BTS le samedi chez Norvane ?"),
+    ],
+)
+def test_the_verifier_rejects_a_rewrite_that_changes_who_is_speaking(
+    question: str, rewrite: str
+) -> None:
+    history = [("user", "Je passe le BTS et mon passport chez Norvane."), ("assistant", "Bien.")]
+    verdict = verify(rewrite, question, analyse(question), history)
+    assert verdict.question is None and "changes who" in (verdict.problem or "")
+
+
+def test_the_verifier_keeps_a_rewrite_in_the_questions_person() -> None:
+    history = [("user", "Je regarde la Carte Onyx."), ("assistant", "Elle coûte 9 €.")]
+    question = "Et mon plafond ?"
+    verdict = verify(
+        "Quel est mon plafond avec la Carte Onyx ?", question, analyse(question), history
+    )
+    assert verdict.accepted, verdict
