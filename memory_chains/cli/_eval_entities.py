@@ -69,6 +69,13 @@ def register(sub: Any) -> None:
         help="the rules' spaCy French pipeline vote (the nlp extra): off (default), on, or "
         "auto (when installed)",
     )
+    parser.add_argument(
+        "--name-typer",
+        choices=("on", "off"),
+        default="on",
+        help="type names with no sentence evidence by their nearest example names "
+        "(embeddings): on (default), or off (a guess from the name's shape)",
+    )
     parser.add_argument("--limit", type=int, default=0, help="only the first N dialogues")
     parser.add_argument(
         "--ids", default="", help="only dialogues whose id contains one of these (comma list)"
@@ -92,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_types,
     )
     from memory_chains.entities._eval import evaluate, load_dataset
+    from memory_chains.entities._names import shared_name_typer
     from memory_chains.errors import InvalidInputError
 
     path: Path = args.dataset or packaged_entity_set(args.set)
@@ -113,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
         types = resolve_types(sorted({g.type for d in dataset for g in d.entities}))
 
     use_spacy = {"auto": None, "on": True, "off": False}[args.spacy]
-    rules = RuleEntityExtractor(use_spacy=use_spacy)
+    typer = shared_name_typer() if args.name_typer == "on" else None
+    rules = RuleEntityExtractor(use_spacy=use_spacy, name_typer=typer)
     model = None
     if args.extractor == "llm" or args.compare_langchain:
         from memory_chains.providers import get_chat_model
@@ -153,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         "dataset": str(path),
         "extractor": args.extractor,
         "spacy": rules.uses_spacy,
+        "name_typer": typer is not None,
         "types": list(types),
         **report.to_dict(),
     }

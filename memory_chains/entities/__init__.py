@@ -5,7 +5,7 @@ Core types (no LangChain dependency):
 * :class:`EntityTracker`: one user's entity memory (observe turns, priorities, context
   block under a token budget, ``resolve``, ``related``, ``salient``, JSON export);
 * :class:`LLMEntityExtractor` (one model call per turn) and :class:`RuleEntityExtractor`
-  (no model call);
+  (no model call), with :class:`NameTyper` for names their sentence says nothing about;
 * values: :class:`Entity`, :class:`Relation`, :class:`AttributeChange`,
   :class:`EntityState`, :class:`Extraction`, :class:`Mention`, :class:`TurnReport`;
 * type presets: :data:`DEFAULT_TYPES`, :data:`ECOMMERCE_TYPES`, :data:`SUPPORT_TYPES`,
@@ -30,6 +30,8 @@ from memory_chains._json import parse_json_object
 from memory_chains.entities._context import PriorityWeights, approx_tokens
 from memory_chains.entities._fold import fold, is_alias
 from memory_chains.entities._llm import ExtractionPrompt, LLMEntityExtractor
+from memory_chains.entities._names import NameTyper
+from memory_chains.entities._names import load_examples as load_name_examples
 from memory_chains.entities._prompt import TYPE_HINTS
 from memory_chains.entities._rules import RuleEntityExtractor
 from memory_chains.entities._state import EntityState
@@ -73,6 +75,7 @@ __all__ = [
     "ExtractionPrompt",
     "LLMEntityExtractor",
     "Mention",
+    "NameTyper",
     "PriorityWeights",
     "Relation",
     "RelationMention",
@@ -81,6 +84,7 @@ __all__ = [
     "approx_tokens",
     "fold",
     "is_alias",
+    "load_name_examples",
     "parse_json_object",
     "resolve_types",
     "turn_text",

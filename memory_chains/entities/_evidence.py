@@ -234,7 +234,7 @@ _AFTER: tuple[tuple[str, str, float], ...] = (
     ),
     (
         r"(?: a dit| m'a dit| said| says| told| recommande| recommends| suggests| wrote|"
-        r" a ecrit| est en conge| is away)",
+        r" a ecrit| est en conge| is away| travaille| travaillait| works| worked)",
         "PERSON",
         MEDIUM,
     ),
@@ -325,7 +325,8 @@ def context_scores(text: str, start: int, end: int) -> dict[str, float]:
     cut = max((m.end() for m in _SENTENCE_END.finditer(left)), default=0)
     before = " ".join(_words(left[cut:]))
     right = text[end : end + 40]
-    after = fold_text(right).replace("’", "'")
+    # Folding trims the text; the cues after a name start with its space (" app", " Ltd").
+    after = (" " if right[:1].isspace() else "") + fold_text(right).replace("’", "'")
     for pattern, etype, weight in _BEFORE_RE:
         if pattern.search(before):
             scores[etype] = scores.get(etype, 0.0) + weight

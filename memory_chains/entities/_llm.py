@@ -218,8 +218,10 @@ class LLMEntityExtractor:
             and (f" {fold(m.name)} " in written or fold(m.name) in known_names)
         ]
         relations = list(result.relations)
+        house, stated = result.house, result.house_stated
         if self.patterns is not None:
             found = self.patterns.extract(text, types, known)
+            house, stated = found.house or house, found.house_stated or stated
             scores = getattr(self.patterns, "type_scores", None)
             mentions = [self._agree(m, found.mentions, scores, text, types) for m in mentions]
             for extra in found.mentions:
@@ -240,7 +242,13 @@ class LLMEntityExtractor:
             for r in relations
             if fits(r.kind, typed.get(fold(r.source), ""), typed.get(fold(r.target), ""))
         ]
-        return replace(result, mentions=tuple(mentions), relations=tuple(relations))
+        return replace(
+            result,
+            mentions=tuple(mentions),
+            relations=tuple(relations),
+            house=house,
+            house_stated=stated,
+        )
 
     def _agree(
         self,

@@ -36,9 +36,13 @@ from memory_chains.entities._evidence import NAME_HEADS
 from memory_chains.entities._fold import tokens
 from memory_chains.entities._types import Entity, Mention, RelationMention
 
-__all__ = ["fits", "implied_relations", "rule_relations"]
+__all__ = ["HOUSE", "fits", "implied_relations", "rule_relations", "speaks_for"]
 
 USER = "USER"
+#: The target of a ``WORKS_AT`` whose organization is the one the assistant speaks for,
+#: when the turn does not name it ("Karim, notre technicien, …" two turns after "Chez
+#: Vitrafix, nous…"): the entity state resolves it.
+HOUSE = "@house"
 _Rel = Callable[[str, str, str], None]
 _RANGES = frozenset({"gamme", "range", "line", "series", "serie", "famille", "family"})
 _THINGS = frozenset({"PRODUCT", "ORGANIZATION", "LOCATION", "CONCEPT", "PERSON"})
@@ -177,16 +181,24 @@ _HOUSE_BEFORE = re.compile(
     r"(?:^|\W)(?:chez|ici|at|here at|welcome to|bienvenue chez|bienvenue a|de la part de|"
     r"au nom de|on behalf of|pour)\W*$"
 )
-_HOUSE_AFTER = re.compile(r"^\W*(?:,\s*)?(?:nous|on|we|our|notre|nos|vous propose|offers?)\b")
-# People the assistant introduces as its own: "ici Nadia", "ma collègue Keiko", "I'm Sam".
+# A greeting that names the house: "you've reached X", "ici la X", "vous êtes bien chez X".
+_REACHED = re.compile(
+    r"(?:^|\W)(?:you've reached|you have reached|vous etes bien chez|vous etes chez|"
+    r"bienvenue chez|welcome to|ici(?: la| le| l'| les)?)\W*$"
+)
+_HOUSE_AFTER = re.compile(r"^\s*,?\s*(?:nous|on|we|our|notre|nos|vous propose|offers?)\b")
+# People the assistant introduces as its own: "ici Nadia", "notre conseillère Keiko",
+# "our housing solicitor, Sam", "I'm Sam"; or presents after the name: "Karim, notre
+# technicien", "Sam, one of our nurses", "Sam from our sales team", "Keiko, qui enseigne
+# chez nous". The possessive says it, whatever the role noun.
 _STAFF_BEFORE = re.compile(
     r"(?:^|\W)(?:je suis|ici|moi c'est|je m'appelle|i'm|i am|this is|my name is|"
-    r"(?:mon|ma|notre|nos|my|our) (?:collegue|colleague|conseill\w+|advis[eo]r|"
-    r"specialist\w*|specialiste|expert\w*|agent|manager|responsable|gestionnaire|"
-    r"mediat\w+|formateur|formatrice|professeure?|teacher|tutor|recrut\w+|recruiter|"
-    r"coordinat\w+|technicien\w*|technician|mecanicien\w*|mechanic|dentist\w*|"
-    r"medecin|doctor|physio\w*|avocat\w*|lawyer|solicitor|notaire|directeur|directrice|"
-    r"director|head of \w+|team|equipe|charge\w* de \w+))\W*$"
+    r"(?:mon|ma|notre|nos|my|our)(?:\s+[\w'-]+){1,3}\s*,?)\s*$"
+)
+_STAFF_AFTER = re.compile(
+    r"^\s*(?:,\s*(?:(?:notre|nos|our|mon|ma|my)\b|(?:l'une?|un|une|one) (?:de nos|des notres|"
+    r"of our)\b)|,?\s*(?:from|de) (?:our|notre)\b|,\s*(?:qui|who)\b[^.,;]{0,40}"
+    r"\b(?:chez nous|with us|for us|here)\b)"
 )
 # Sites of the house: "notre entrepôt de Bondoufle", "our Stockport depot".
 _SITE_BEFORE = re.compile(
@@ -200,32 +212,60 @@ _SITE_AFTER = re.compile(
 )
 
 
-def _for_the_house(text: str, spots: Sequence[_Spot], rel: _Rel) -> None:
-    """Staff and sites of the organization the assistant speaks for in this turn."""
-    house = ""
+def speaks_for(text: str, mentions: Sequence[Mention]) -> tuple[str, bool]:
+    """The organization the assistant speaks for in this turn, and whether it says so.
+
+    ``("X", True)`` when the assistant's part says it ("Chez X, nous…", "At X we…",
+    "you've reached X"), ``("X", False)`` when X is the only organization it names,
+    ``("", False)`` otherwise.
+
+    Example:
+        >>> ms = [Mention("Linguaverse", "ORGANIZATION")]
+        >>> speaks_for("User: Salut\\nAssistant: Chez Linguaverse, nous avons un cours.", ms)
+        ('Linguaverse', True)
+    """
+    assistant_at = text.find("\nAssistant:")
+    if assistant_at < 0:
+        return "", False
+    spots = [s for s in _spots(text, mentions) if s.start > assistant_at]
+    return _house(text, spots)
+
+
+def _house(text: str, spots: Sequence[_Spot]) -> tuple[str, bool]:
     for s in spots:
         if s.mention.type != "ORGANIZATION":
             continue
         before = fold_text(text[max(0, s.start - 20) : s.start].replace("’", "'"))
         after = fold_text(text[s.end : s.end + 20].replace("’", "'"))
         if _HOUSE_BEFORE.search(before) and (_HOUSE_AFTER.match(after) or "chez" in before):
-            house = s.mention.name
-            break
-    if not house:
-        # The only organization of the turn is the one the assistant speaks for.
-        orgs = {s.mention.name for s in spots if s.mention.type == "ORGANIZATION"}
-        if len(orgs) != 1:
-            return
-        house = orgs.pop()
+            return s.mention.name, True
+        if _REACHED.search(before):
+            return s.mention.name, True
+    orgs = {s.mention.name for s in spots if s.mention.type == "ORGANIZATION"}
+    return (orgs.pop(), False) if len(orgs) == 1 else ("", False)
+
+
+def _for_the_house(text: str, spots: Sequence[_Spot], rel: _Rel) -> None:
+    """Staff and sites of the organization the assistant speaks for. Staff go to
+    :data:`HOUSE` when the turn does not say which organization that is: the entity
+    state resolves it to the one an earlier turn named."""
+    house, stated = _house(text, spots)
     for s in spots:
         before = fold_text(text[max(0, s.start - 40) : s.start].replace("’", "'"))
-        if s.mention.type == "PERSON" and _STAFF_BEFORE.search(before):
-            rel(s.mention.name, "WORKS_AT", house)
-        elif s.mention.type == "LOCATION" and (
-            _SITE_BEFORE.search(before)
-            or (
-                re.search(r"(?:notre|nos|our)\W*$", before)
-                and _SITE_AFTER.match(fold_text(text[s.end : s.end + 15]))
+        if s.mention.type == "PERSON" and (
+            _STAFF_BEFORE.search(before)
+            or _STAFF_AFTER.match(fold_text(text[s.end : s.end + 60].replace("’", "'")))
+        ):
+            rel(s.mention.name, "WORKS_AT", house if stated else HOUSE)
+        elif (
+            house
+            and s.mention.type == "LOCATION"
+            and (
+                _SITE_BEFORE.search(before)
+                or (
+                    re.search(r"(?:notre|nos|our)\W*$", before)
+                    and _SITE_AFTER.match(fold_text(text[s.end : s.end + 15]))
+                )
             )
         ):
             rel(house, "LOCATED_IN", s.mention.name)

@@ -28,7 +28,8 @@ from typing import Any
 from memory_chains.entities import _lexicon as lx
 from memory_chains.entities._evidence import MEDIUM, best_type, type_evidence
 from memory_chains.entities._fold import fold, is_alias, tokens
-from memory_chains.entities._relrules import rule_relations
+from memory_chains.entities._names import shared_name_typer
+from memory_chains.entities._relrules import rule_relations, speaks_for
 from memory_chains.entities._types import Extraction, Mention
 
 __all__ = ["RuleEntityExtractor", "rule_type_scores"]
@@ -94,6 +95,10 @@ class RuleEntityExtractor:
             ``False`` (default: measured on the dev split it costs F1 and type accuracy,
             see ``docs/entities.md``), ``None`` to use it when importable, ``True`` to
             require it (:class:`~memory_chains.errors.ConfigurationError` otherwise).
+        name_typer: types a capitalised name its sentence says nothing about: by default
+            one :class:`~memory_chains.entities.NameTyper` per process (the nearest
+            labelled example names by the offline embeddings, loaded on the first such
+            name); another ``NameTyper``; or ``None`` for a guess from the name's shape.
 
     Example:
         >>> x = RuleEntityExtractor(use_spacy=False).extract(
@@ -105,7 +110,8 @@ class RuleEntityExtractor:
 
     model_calls = 0
 
-    def __init__(self, *, use_spacy: bool | None = False) -> None:
+    def __init__(self, *, use_spacy: bool | None = False, name_typer: Any = "default") -> None:
+        self.name_typer = shared_name_typer() if name_typer == "default" else name_typer
         self._nlp: Any = None
         if use_spacy is not False:
             self._nlp = _load_spacy(required=bool(use_spacy))
@@ -178,7 +184,14 @@ class RuleEntityExtractor:
             else Mention(m.name, best_type(rule_type_scores(text, m.name), evidence_types))
             for m in mentions
         ]
-        return Extraction(tuple(mentions), rule_relations(text, typed), model_calls=0)
+        house, stated = speaks_for(text, typed)
+        return Extraction(
+            tuple(mentions),
+            rule_relations(text, typed),
+            model_calls=0,
+            house=house,
+            house_stated=stated,
+        )
 
     def type_scores(self, text: str, name: str) -> dict[str, float]:
         """The evidence this extractor has for each type of ``name`` in ``text``."""
@@ -265,6 +278,8 @@ class RuleEntityExtractor:
         default = _default_type(words, name)
         if article and default == "PERSON":
             default = "ORGANIZATION"
+        if not scores and self.name_typer is not None:
+            default = best_type(self.name_typer.scores(name), evidence_types, default)
         etype = best_type(scores, evidence_types, default)
         add(start, start + len(name), name, etype)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_chains.entities._fold import _words, fold, is_alias, tokens
+from memory_chains.entities._relrules import HOUSE
 from memory_chains.entities._types import Entity, Extraction, Mention, Relation
 from memory_chains.errors import InvalidInputError
 
@@ -55,6 +56,9 @@ class EntityState:
         turns: entity ids mentioned by each recent turn, in mention order (oldest first).
         turn: number of turns merged so far.
         next_id: counter for new entity ids.
+        house: id of the organization the assistant speaks for ("" when unknown), so that
+            "Karim, notre technicien" works at the "X" of an earlier "Chez X, nous…".
+        house_stated: True when a turn said so (a guess never replaces a stated house).
     """
 
     entities: tuple[Entity, ...] = ()
@@ -62,6 +66,8 @@ class EntityState:
     turns: tuple[tuple[str, ...], ...] = ()
     turn: int = 0
     next_id: int = 1
+    house: str = ""
+    house_stated: bool = False
 
     # -- lookup ---------------------------------------------------------------------------
     def get(self, entity_id: str) -> Entity | None:
@@ -170,11 +176,16 @@ class EntityState:
                 seen_now.append(entity.id)
 
         state = replace(self, entities=tuple(entities))
+        house, house_stated = self.house, self.house_stated
+        if extraction.house and extraction.house_stated:
+            found_house = _pick(state, by_mention, extraction.house)
+            if found_house and found_house != USER_ID:
+                house, house_stated = found_house, extraction.house_stated
         relations = list(self.relations)
         for rm in extraction.relations:
             kind = "_".join(str(rm.kind).strip().upper().split())
             src = _pick(state, by_mention, rm.source)
-            dst = _pick(state, by_mention, rm.target)
+            dst = house or None if rm.target == HOUSE else _pick(state, by_mention, rm.target)
             if not kind or src is None or dst is None or src == dst:
                 continue
             for i, r in enumerate(relations):
@@ -185,7 +196,9 @@ class EntityState:
                 relations.append(Relation(src, kind, dst, first_seen=now, last_seen=now))
 
         turns = (*self.turns, tuple(seen_now))[-_MAX_TURNS_KEPT:]
-        return EntityState(tuple(entities), tuple(relations), turns, turn, next_id)
+        return EntityState(
+            tuple(entities), tuple(relations), turns, turn, next_id, house, house_stated
+        )
 
     def with_relations(
         self, relations: Iterable[tuple[str, str, str]], *, now: float
@@ -240,6 +253,8 @@ class EntityState:
                 if r.source in (ids | {USER_ID}) and r.target in (ids | {USER_ID})
             ),
             turns=tuple(tuple(i for i in t if i in ids) for t in self.turns),
+            house=self.house if self.house in ids else "",
+            house_stated=self.house_stated and self.house in ids,
         )
 
     # -- serialisation --------------------------------------------------------------------
@@ -262,6 +277,8 @@ class EntityState:
                 for r in self.relations
             ],
             "turns": [list(t) for t in self.turns],
+            "house": self.house,
+            "house_stated": self.house_stated,
         }
 
     @classmethod
@@ -294,6 +311,8 @@ class EntityState:
                 turns=tuple(tuple(str(i) for i in t) for t in data.get("turns", ())),
                 turn=int(data.get("turn", 0)),
                 next_id=int(data.get("next_id", 1)),
+                house=str(data.get("house", "")),
+                house_stated=bool(data.get("house_stated", False)),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, InvalidInputError):

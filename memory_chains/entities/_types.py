@@ -294,6 +294,9 @@ class Extraction:
         model_calls: how many model calls this extraction made (0 for rules).
         error: empty on success; otherwise why extraction failed (the turn itself is kept).
         raw: the model's raw answer when extraction failed, for diagnosis.
+        house: the organization the assistant speaks for in this turn ("" when unknown).
+        house_stated: True when the turn says so ("Chez X, nous…"), False when ``house`` is
+            only the one organization the assistant names.
     """
 
     mentions: tuple[Mention, ...] = ()
@@ -301,6 +304,8 @@ class Extraction:
     model_calls: int = 0
     error: str = ""
     raw: str = ""
+    house: str = ""
+    house_stated: bool = False
 
     @property
     def ok(self) -> bool:

@@ -218,3 +218,21 @@ def test_the_schema_has_the_type_enum_and_a_confidence():
     assert item["properties"]["confidence"] == {"enum": [0.3, 0.6, 0.9]}
     system = prompt.prefix[0][1]
     assert "USER" in system and "WORKS_AT" in system
+
+
+def test_staff_named_in_a_later_turn_work_at_the_house_an_earlier_turn_named() -> None:
+    tracker = EntityTracker(RuleEntityExtractor(use_spacy=False, name_typer=None))
+    tracker.observe("Vous réparez les pare-brise ?", "Chez Travelune, nous les remplaçons.")
+    tracker.observe("Qui fera la pose ?", "Ysolde Marnac, notre technicienne, est là jeudi.")
+    tracker.observe("Et après ?", "Our care lead, Tobiah Venn, will call you.")
+    assert ("Travelune", "WORKS_AT", "out") in tracker.related("Ysolde Marnac")
+    assert ("Travelune", "WORKS_AT", "out") in tracker.related("Tobiah Venn")
+    again = type(tracker.state).from_dict(tracker.state.to_dict())
+    assert again.house == tracker.state.house != ""
+
+
+def test_an_organization_merely_named_is_not_taken_for_the_house() -> None:
+    tracker = EntityTracker(RuleEntityExtractor(use_spacy=False, name_typer=None))
+    tracker.observe("Je suis chez Corvalis.", "Le contrat Corvalis couvre la vitre.")
+    tracker.observe("Qui vient ?", "Ysolde Marnac, notre technicienne, est là jeudi.")
+    assert not any(kind == "WORKS_AT" for _, kind, _ in tracker.related("Ysolde Marnac"))
