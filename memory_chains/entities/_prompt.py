@@ -77,10 +77,12 @@ are places; "chez X", "X Bank", "X Ltd" organizations; "Mme X", "I'm X" people; 
 X", "the X plan", "pip install x" products.
 - confidence: 0.9 when the sentence makes the type clear, 0.6 when it is a guess, 0.3 when unsure.
 - Named things only: never pronouns, durations (2 ans), or common nouns (laptop, livraison).
-- relations: only those the text states, between extracted names; "USER" is the person \
-chatting. Kinds:
-{relations}
-- Nothing to extract: {{"entities": [], "relations": []}}."""
+{relations}- Nothing to extract: {nothing}."""
+
+_RELATIONS_RULE = """- relations: only those the text states, between extracted names; "USER" is \
+the person chatting. Kinds:
+{kinds}
+"""
 
 # (turn text, answer): invented for the prompt.
 _EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -140,10 +142,16 @@ def instructions(types: Sequence[str], relations: Sequence[str]) -> str:
     type_lines = "\n".join(
         f"- {t}: {TYPE_HINTS.get(t, t.lower().replace('_', ' '))}" for t in types
     )
+    if not relations:  # relations left to the rules: not asked of the model
+        return _INSTRUCTIONS.format(types=type_lines, relations="", nothing='{"entities": []}')
     relation_lines = "\n".join(
         f"  - {r}: {RELATION_HINTS.get(r, r.lower().replace('_', ' '))}" for r in relations
     )
-    return _INSTRUCTIONS.format(types=type_lines, relations=relation_lines)
+    return _INSTRUCTIONS.format(
+        types=type_lines,
+        relations=_RELATIONS_RULE.format(kinds=relation_lines),
+        nothing='{"entities": [], "relations": []}',
+    )
 
 
 def examples(types: Sequence[str], relations: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -157,13 +165,16 @@ def examples(types: Sequence[str], relations: Sequence[str]) -> list[tuple[str, 
             for r in answer["relations"]
             if r["source"] in names and r["target"] in names and r["relation"] in relations
         ]
-        out.append((text, {"entities": kept, "relations": rels}))
+        out.append(
+            (text, {"entities": kept, "relations": rels} if relations else {"entities": kept})
+        )
     return out
 
 
 def schema(types: Sequence[str], relations: Sequence[str]) -> dict[str, Any]:
-    """The JSON schema the answer is constrained to (type and relation enums)."""
-    return {
+    """The JSON schema the answer is constrained to (type and relation enums; no
+    ``relations`` array when no kind is asked)."""
+    out: dict[str, Any] = {
         "type": "object",
         "properties": {
             "entities": {
@@ -203,3 +214,7 @@ def schema(types: Sequence[str], relations: Sequence[str]) -> dict[str, Any]:
         },
         "required": ["entities", "relations"],
     }
+    if not relations:
+        del out["properties"]["relations"]
+        out["required"] = ["entities"]
+    return out

@@ -9,6 +9,7 @@ import pytest
 from langchain_core.messages import SystemMessage
 
 from memory_chains.entities import (
+    BUILTIN_RELATIONS,
     EntityMemory,
     EntityTracker,
     LLMEntityExtractor,
@@ -66,7 +67,9 @@ def test_repair_gives_up_with_the_raw_text(raw):
 def test_one_call_per_turn_for_all_entities_and_relations():
     model = ScriptedChatModel(replies=[GOOD])
     known = ["Dell XPS 15", "Lenovo ThinkPad X1"]
-    x = LLMEntityExtractor(model).extract("User: XPS ou ThinkPad ?", TYPES, known)
+    x = LLMEntityExtractor(model, relations=BUILTIN_RELATIONS).extract(
+        "User: XPS ou ThinkPad ?", TYPES, known
+    )
     assert len(model.calls) == 1 and x.model_calls == 1 and x.ok
     assert [m.name for m in x.mentions] == ["Dell XPS 15", "Lenovo ThinkPad X1"]
     assert x.mentions[0].attributes == {"prix": "1599 €"}

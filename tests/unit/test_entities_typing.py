@@ -9,7 +9,12 @@ import json
 
 import pytest
 
-from memory_chains.entities import EntityTracker, LLMEntityExtractor, RuleEntityExtractor
+from memory_chains.entities import (
+    BUILTIN_RELATIONS,
+    EntityTracker,
+    LLMEntityExtractor,
+    RuleEntityExtractor,
+)
 from memory_chains.entities._evidence import best_type, type_evidence
 from memory_chains.entities._relrules import fits, implied_relations, rule_relations
 from memory_chains.entities._types import Entity, Mention
@@ -205,7 +210,7 @@ def test_model_relations_whose_ends_do_not_fit_are_dropped():
 
 
 def test_the_schema_has_the_type_enum_and_a_confidence():
-    x = LLMEntityExtractor(ScriptedChatModel(replies=[]))
+    x = LLMEntityExtractor(ScriptedChatModel(replies=[]), relations=BUILTIN_RELATIONS)
     prompt = x.prompt(x._asked(TYPES))
     item = prompt.response_format["json_schema"]["schema"]["properties"]["entities"]["items"]
     assert item["properties"]["type"]["enum"] == [
@@ -218,6 +223,23 @@ def test_the_schema_has_the_type_enum_and_a_confidence():
     assert item["properties"]["confidence"] == {"enum": [0.3, 0.6, 0.9]}
     system = prompt.prefix[0][1]
     assert "USER" in system and "WORKS_AT" in system
+
+
+def test_by_default_the_model_is_not_asked_for_relations_and_the_rules_state_them():
+    reply = _reply(
+        ("Albane Vireau", "PERSON", 0.9),
+        ("Lotrix", "ORGANIZATION", 0.9),
+        relations=(("Albane Vireau", "COMPARES_TO", "Lotrix"),),
+    )
+    x = LLMEntityExtractor(ScriptedChatModel(replies=[reply]))
+    prompt = x.prompt(x._asked(TYPES))
+    assert "relations" not in prompt.response_format["json_schema"]["schema"]["properties"]
+    assert "WORKS_AT" not in prompt.prefix[0][1]
+    assert all("relations" not in text for role, text in prompt.prefix if role == "assistant")
+    found = x.extract("User: Albane Vireau travaille chez Lotrix.", TYPES)
+    assert [(r.source, r.kind, r.target) for r in found.relations] == [
+        ("Albane Vireau", "WORKS_AT", "Lotrix")  # the rules'; the model's unasked one goes
+    ]
 
 
 def test_staff_named_in_a_later_turn_work_at_the_house_an_earlier_turn_named() -> None:
