@@ -21,12 +21,22 @@ import re
 
 from memory_chains._folding import fold
 
-__all__ = ["QUESTION_WORDS", "STOP_WORDS", "keywords", "stem", "terms"]
+__all__ = [
+    "ENGLISH_STOP_WORDS",
+    "FRENCH_STOP_WORDS",
+    "QUESTION_WORDS",
+    "STOP_WORDS",
+    "keywords",
+    "stem",
+    "terms",
+]
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _ELISION = re.compile(r"^(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu)'(?=[a-z])")
 
-_STOP_TEXT = """
+# Function words, folded: the one list of each language. A module that needs more (the
+# labels of a rendered history, chat requests) adds its own words to these, not a copy.
+_ENGLISH = """
     a about after again all also am an and any are as at be been before being both but by
     can could did do does doing done during each few for from had has have having he her
     here hers herself him himself his how i if in into is it its itself just let like me
@@ -35,13 +45,22 @@ _STOP_TEXT = """
     there these they this those through to too under until up us very was we were what
     when where which while who whom why will with would yeah yes you your yours yourself
     oh hey hi wow lol thanks thank ok okay sure well get got go going gonna one
+    less may might must onto shall whose without please
+    """
+_FRENCH = """
     au aux avec ce ces cette dans de des du elle elles en est et eux il ils je la le les
     leur leurs lui ma mais me meme mes moi mon ne nos notre nous on ou par pas pour qu que
     qui sa se ses son sur ta te tes toi ton tu un une vos votre vous y ete etre avoir ai as
     avons avez ont suis es sommes etes sont fait faire quoi quand comment pourquoi quel
     quelle quels quelles
+    alors aussi autre autres bien car ceci cela celle celui cet ceux chaque chez combien
+    comme deja donc dont encore entre etait eu ici jamais memes moins non oui peut peux
+    pouvez puis plus rien sans soi sous tous tout toute toutes tres vers voici voila
     """
-STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
+ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_ENGLISH.split())
+FRENCH_STOP_WORDS: frozenset[str] = frozenset(_FRENCH.split())
+STOP_WORDS: frozenset[str] = ENGLISH_STOP_WORDS | FRENCH_STOP_WORDS
+"""Folded function words of English and French (both: a conversation mixes them)."""
 
 _QUESTION_TEXT = """
     quel quelle quels quelles lequel laquelle lesquels lesquelles combien comment pourquoi

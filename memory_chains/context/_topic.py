@@ -37,6 +37,7 @@ from langchain_core.messages import BaseMessage
 
 from memory_chains._folding import fold
 from memory_chains._history import canonical_role, message_text
+from memory_chains._terms import STOP_WORDS
 from memory_chains.errors import InvalidInputError
 from memory_chains.providers import E5Embeddings
 from memory_chains.rewrite import analyse
@@ -98,20 +99,13 @@ _RETURN_RE = re.compile(_RETURN)
 _WEAK_RE = re.compile(_WEAK, re.IGNORECASE)
 
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
-_STOP = frozenset(
-    str.split(
-        """
-    le la les un une des du de et est sont quel quelle quels quelles qui que quoi ou comment
-    combien pourquoi il elle ils elles je tu nous vous on son sa ses leur leurs ce cette ces
-    pour avec dans sur pas ne au aux en ont peut puis mon ma mes votre vos c'est qu'est-ce
-    est-ce avez avoir etre fait faire faut bien tres plus moins aussi alors donc mais car
-    dire sais savoir voudrais veux cherche merci bonjour oui non tout tous toute toutes
-    the and are was were what which who whom where when how why does did they them their
-    this that these those she his her for with can could should would you your about there
-    have has had want need know tell please thanks hello yes not all any some more most
+# The function words, and the words of a request that carry no subject ("je voudrais
+# savoir", "can you tell me"); this module's word pattern keeps elisions whole ("c'est").
+_REQUEST_WORDS = """
+    c'est qu'est-ce est-ce faut dire sais savoir voudrais veux cherche merci bonjour
+    want need know tell hello
     """
-    )
-)
+_STOP = STOP_WORDS | frozenset(_REQUEST_WORDS.split())
 
 
 def _stem(word: str) -> str:

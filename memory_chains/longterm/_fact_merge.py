@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from memory_chains._folding import fold
+from memory_chains._terms import STOP_WORDS
 from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
 from memory_chains.longterm._vectors import cosine
 
@@ -37,12 +38,7 @@ _NUMBER_WORDS = frozenset([
     "nine", "ten", "eleven", "twelve", "twenty", "hundred", "thousand",
 ])  # fmt: skip
 # words that never carry a fact's value (the last *other* word usually does)
-_FUNCTION_WORDS = frozenset([
-    "utilisateur", "utilisatrice", "user", "les", "des", "est", "sont", "pour", "avec", "dans",
-    "une", "par", "pas", "sur", "aux", "son", "sa", "ses", "leur", "qui", "que", "tous",
-    "toutes", "jours", "the", "and", "with", "for", "has", "have", "his", "her", "their",
-    "its", "are", "was", "from", "into",
-])  # fmt: skip
+_FUNCTION_WORDS = STOP_WORDS | {"utilisateur", "utilisatrice", "user", "jours"}
 _TOKEN = re.compile(r"[\w-]+")
 
 

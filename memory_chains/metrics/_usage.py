@@ -25,28 +25,23 @@ from __future__ import annotations
 import re
 
 from memory_chains._folding import fold
+from memory_chains._terms import STOP_WORDS
 
 __all__ = ["content_words", "memory_usage"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
-# Folded words carrying no topic: French and English function words, and the labels of
-# rendered histories.
-_STOP_WORDS = """
-les des une aux ces ses mes tes nos vos leur leurs son sa ma ta mon ton est sont etait
-ete etre avoir avez avons ont ai as eu fait faire peut peux pouvez dans pour par sur
-sous avec sans entre chez vers que qui quoi dont quel quelle quels quelles comme mais
-donc car puis alors aussi tres plus moins bien tout tous toute toutes cela ceci cet
-cette celui celle ceux elle elles ils nous vous lui moi toi soi oui non pas jamais rien
-encore deja ici voici voila quand comment pourquoi combien autre autres meme memes
-chaque human assistant utilisateur user summary resume
-the and for with without from that this these those there their them they you your
-yours our ours his her hers its are was were been being have has had does did doing
-can could would should will shall may might must not but all any some which what when
-where who whom whose why how than then too very just also into onto about over under
-more most less such only own same other yes please thank thanks earlier conversation
-"""
-_STOP = frozenset(_STOP_WORDS.split())
+# Folded words carrying no topic: the function words, and the labels of rendered histories.
+_STOP = STOP_WORDS | {
+    "human",
+    "assistant",
+    "utilisateur",
+    "user",
+    "summary",
+    "resume",
+    "earlier",
+    "conversation",
+}
 _STEM = 5  # letters kept of a word (prefix stemming)
 
 
