@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation and print the report."""
     from memory_chains.config import load_settings
     from memory_chains.errors import InvalidInputError
+    from memory_chains.evaluation import references
     from memory_chains.evaluation import rewrite as harness
     from memory_chains.providers import describe_providers, get_chat_model, get_embeddings
     from memory_chains.rewrite import QueryRewriter
@@ -110,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
     rows: list[Any] = []
     entity_memory = None
     if args.cast:
-        rows = harness.cast_rows(args.cast, args.limit, args.seed)
+        rows = references.cast_rows(args.cast, args.limit, args.seed)
     elif args.canard:
-        rows = harness.canard_rows(args.canard, args.limit, args.seed)
+        rows = references.canard_rows(args.canard, args.limit, args.seed)
     elif args.entities == "rules":
         from memory_chains.entities import EntityTracker, RuleEntityExtractor
 
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     def evaluate(measured: Any) -> dict[str, Any]:
         if text_only:
-            return harness.evaluate_references(rows, measured, progress=progress)
+            return references.evaluate_references(rows, measured, progress=progress)
         return harness.evaluate_rewrites(
             corpus,
             dataset,

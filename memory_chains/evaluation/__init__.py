@@ -3,8 +3,9 @@
 * :mod:`memory_chains.evaluation.metrics`: pure text metrics (ROUGE-1 recall, corpus
   BLEU-4, accent folding).
 * :mod:`memory_chains.evaluation.rewrite`: follow-up rewriting, measured by retrieval on a
-  small corpus (:func:`~memory_chains.evaluation.rewrite.evaluate_rewrites`) and against
-  CANARD's human rewrites (:func:`~memory_chains.evaluation.rewrite.evaluate_canard`).
+  small corpus (:func:`~memory_chains.evaluation.rewrite.evaluate_rewrites`);
+  :mod:`memory_chains.evaluation.references`: against CANARD's and TREC CAsT's human
+  rewrites (:func:`~memory_chains.evaluation.references.evaluate_references`).
 * :mod:`memory_chains.evaluation.locomo`: LoCoMo evidence recall@k and context tokens of
   the episodic index (:func:`~memory_chains.evaluation.locomo.evaluate_locomo`).
 * :mod:`memory_chains.evaluation.summary`: what a running summary keeps of scripted

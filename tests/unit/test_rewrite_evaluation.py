@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory_chains.errors import InvalidInputError
+from memory_chains.evaluation.references import cast_rows, evaluate_canard, evaluate_references
 from memory_chains.evaluation.rewrite import (
     DEV_CORPUS,
     DEV_DATASET,
@@ -15,9 +16,6 @@ from memory_chains.evaluation.rewrite import (
     FOLLOWUP_CORPUS,
     FOLLOWUP_SETS,
     appended,
-    cast_rows,
-    evaluate_canard,
-    evaluate_references,
     evaluate_rewrites,
     read_jsonl,
     split_of,
