@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 __all__ = ["fold", "fold_with_positions", "has_word"]
 
@@ -33,11 +34,13 @@ def fold_with_positions(text: str) -> tuple[str, list[int]]:
     return "".join(folded), where
 
 
+@lru_cache(maxsize=8192)
 def fold(text: str) -> str:
     """Lower-case ``text`` (casefold), strip accents and collapse whitespace.
 
     The same folding as :func:`fold_with_positions` (a property test checks it), done on
-    the whole string at once: twice as fast, and it runs on every text compared.
+    the whole string at once: twice as fast, and it runs on every text compared. The same
+    names and turns are folded again at every request, so recent results are cached.
     """
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memory_chains._folding import fold as fold_text
 from memory_chains.entities._evidence import NAME_HEADS
@@ -44,8 +45,10 @@ _ORG_WORDS = NAME_HEADS["ORGANIZATION"] | frozenset(_words("corp corporation"))
 _ANY_PART_TYPES = frozenset({"PERSON"})
 
 
+@lru_cache(maxsize=8192)
 def fold(text: str) -> str:
-    """Lowercase, strip accents and punctuation, drop leading determiners.
+    """Lowercase, strip accents and punctuation, drop leading determiners (cached: the
+    same names are compared at every turn).
 
     Example:
         >>> fold("L'Équipe Réseau")
@@ -57,6 +60,7 @@ def fold(text: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=8192)
 def tokens(text: str) -> tuple[str, ...]:
     """The folded words of ``text``.
 
