@@ -21,6 +21,9 @@ PILATES = "Quels sont les horaires du cours de Pilates ?"
 SATURDAY = "Et pour le samedi ?"
 PILATES_ANSWER = "Le cours de Pilates a lieu le mardi à 12 h 30 et le jeudi à 19 h."
 SATURDAY_ANSWER = "Il n'y a pas de cours de Pilates le samedi."
+SATURDAY_REWRITE = (
+    '{"about": ["Pilates"], "question": "Quels sont les horaires du cours de Pilates le samedi ?"}'
+)
 
 
 MakeService = Callable[..., ChatService]
@@ -31,7 +34,9 @@ def kb_answer(messages: Sequence[BaseMessage]) -> str:
     """A scripted assistant: answers the question at the end of the answer prompt."""
     prompt = str(messages[-1].content)
     if "Context documents:" not in prompt:
-        return '{"referent": "none"}'  # a rewriter call: no opinion
+        if SATURDAY in prompt and PILATES in prompt:
+            return SATURDAY_REWRITE  # the rewrite the embedded model writes for the seed
+        return '{"referent": "none"}'  # a rewriter call: no opinion (the rules rewrite)
     question = prompt.rsplit("Question:", 1)[-1].strip()
     if re.search(r"pilates", question, re.I) and re.search(r"samedi", question, re.I):
         return SATURDAY_ANSWER
