@@ -72,11 +72,12 @@ _FR_POSSESSIVE = re.compile(
 )
 # A subject pronoun ("elle couvre", "il a", "a-t-il", "est-elle"), not an impersonal one.
 _FR_SUBJECT = re.compile(
-    r"(?:^|(?<=[\s,]))(?P<p>il|elle|ils|elles)\s+(?!(?:y|faut|fait|pleut|reste|existe|"
+    r"(?:^|(?<=[\s,]))(?<![\s-]t\s)(?P<p>il|elle|ils|elles)\s+(?!(?:y|faut|fait|pleut|reste|existe|"
     r"s'agit|me|te|nous|vous)\b)",
     _I,
 )
-_FR_INVERTED = re.compile(r"(?P<verb>\b[\wà-ÿ]+)-(?:t-)?(?P<p>il|elle|ils|elles)\b", _I)
+# Typed without hyphens too ("que se passe t il"): the pronoun after a verb is inverted.
+_FR_INVERTED = re.compile(r"(?P<verb>\b[\wà-ÿ]+)(?:-t-|\s+t\s+|-)(?P<p>il|elle|ils|elles)\b", _I)
 _WH = re.compile(
     r"^\W*(?:combien|quand|où|ou|comment|quel|quelle|quels|quelles|que|qu'|pourquoi)\b", _I
 )
@@ -142,10 +143,10 @@ _IMPERSONAL_VERBS = frozenset({"faut", "fait", "pleut", "agit", "reste", "existe
 
 
 def _impersonal(question: str, match: re.Match[str]) -> bool:
-    """ "faut-il", "y a-t-il", "quel temps fait-il": no one to name."""
+    """ "faut-il", "y a-t-il", "que se passe-t-il": no one to name."""
     verb = fold(match.group("verb"))
     before = question[: match.start()]
-    return verb in _IMPERSONAL_VERBS or bool(re.search(r"\by\s*$", before, _I))
+    return verb in _IMPERSONAL_VERBS or bool(re.search(r"\b(?:y|se|s')\s*$", before, _I))
 
 
 def _substitute(question: str, phrase: str, name: str, french: bool) -> str | None:

@@ -47,6 +47,16 @@ def test_impersonal_pronouns_are_left_alone() -> None:
         assert put_referent(question, "Forfait Mistral", OFFERS, ("substitution",)) is None
 
 
+@pytest.mark.parametrize(
+    "question", ["Que se passe-t-il après 12 mois ?", "que se passe t il apres 12 mois ?"]
+)
+def test_an_inverted_impersonal_pronoun_is_completed_not_replaced(question: str) -> None:
+    # "se passe-t-il" names no one; typed without hyphens the "il" is still inverted.
+    written = put_referent(question, "Forfait Mistral", OFFERS)
+    assert written is not None and written.endswith("pour le Forfait Mistral ?")
+    assert "t il" in written.replace("-", " ")
+
+
 def test_an_ordinal_picks_from_the_latest_list() -> None:
     names = candidate_entities(OFFERS)
     assert rule_rewrite("Le premier a la 5G ?", OFFERS, names) == "Le Forfait Alizé a la 5G ?"
