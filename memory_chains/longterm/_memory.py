@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memory_chains.errors import InvalidInputError
-from memory_chains.longterm._background import BackgroundWorker, WithBackground
+from memory_chains.longterm._background import BackgroundWorker
 from memory_chains.longterm._extract import (
     Extractor,
     LongTermExtraction,
@@ -44,7 +44,7 @@ from memory_chains.longterm._extract import (
 )
 from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
 from memory_chains.longterm._facts import DEFAULT_MERGE_THRESHOLD, FactMemory
-from memory_chains.longterm._observation import ObserveReport, _encodable, _Turn
+from memory_chains.longterm._observation import ObserveReport, Observing, _Turn, check_turn
 from memory_chains.longterm._profile import UserProfile, profile_instructions
 from memory_chains.longterm._session import LongTermSession
 from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
@@ -61,7 +61,7 @@ __all__ = ["LongTermMemory"]
 _DEFAULT = object()
 
 
-class LongTermMemory(WithBackground, MemoryBase):
+class LongTermMemory(Observing[ObserveReport], MemoryBase):
     """Long-term memory of one user across sessions: a profile and durable facts.
 
     Args:
@@ -268,31 +268,17 @@ class LongTermMemory(WithBackground, MemoryBase):
     def _turn(
         self, human: str, ai: str, session_id: str, seq: int | None, when: float | None
     ) -> _Turn:
-        for name, value in (("human", human), ("ai", ai)):
-            if not isinstance(value, str):
-                raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
-            if "\x00" in value or not _encodable(value):
-                raise InvalidInputError(
-                    f"{name} has a NUL character or a lone surrogate: decode the text with "
-                    "errors='replace' first"
-                )
-        validate_id(session_id, "session_id")
-        if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 0):
-            raise InvalidInputError(f"seq must be a non-negative integer, got {seq!r:.40}")
-        if when is not None and (isinstance(when, bool) or not isinstance(when, (int, float))):
-            raise InvalidInputError(f"when must be a UNIX time (float), got {when!r:.40}")
-        if not human.strip():
-            raise InvalidInputError("the human message is empty: there is nothing to observe")
-        return _Turn(
-            self._mask(human),
-            self._mask(ai),
-            session_id,
-            seq,
-            self.clock() if when is None else float(when),
-        )
+        return check_turn(human, ai, session_id, seq, when, clock=self.clock, mask=self.masker)
 
-    def _known_keys(self) -> list[str]:
+    def _known(self) -> list[str]:
+        """The fact keys already held (the extractor reuses them)."""
         return sorted({f.key for f in self.facts() if f.key})
+
+    def _extract(self, turn: _Turn, known: list[str]) -> LongTermExtraction:
+        return self.extractor.extract(turn.human, turn.ai, known)
+
+    async def _aextract(self, turn: _Turn, known: list[str]) -> LongTermExtraction:
+        return await self.extractor.aextract(turn.human, turn.ai, known)
 
     def _apply(self, turn: _Turn, extraction: LongTermExtraction) -> ObserveReport:
         """Merge an extraction into the store (embeddings first: a failure writes nothing)."""
@@ -322,68 +308,6 @@ class LongTermMemory(WithBackground, MemoryBase):
         report = ObserveReport(changed, changes, extraction.model_calls, extraction.rejected)
         self.last_report = report
         return report
-
-    def observe(
-        self,
-        human: str,
-        ai: str = "",
-        *,
-        session_id: str,
-        seq: int | None = None,
-        when: float | None = None,
-    ) -> ObserveReport:
-        """Extract and remember the durable content of one turn.
-
-        Args:
-            human: the user's message; ai: the assistant's reply.
-            session_id, seq: the turn (kept as the source of facts and profile values).
-            when: UNIX time of the turn (now by default).
-
-        Raises:
-            InvalidInputError: bad message or ids; nothing is called or written.
-            ModelCallError, MalformedOutputError: the extractor failed; memory unchanged.
-        """
-        turn = self._turn(human, ai, session_id, seq, when)
-        extraction = self.extractor.extract(turn.human, turn.ai, self._known_keys())
-        return self._apply(turn, extraction)
-
-    async def aobserve(
-        self,
-        human: str,
-        ai: str = "",
-        *,
-        session_id: str,
-        seq: int | None = None,
-        when: float | None = None,
-    ) -> ObserveReport:
-        """Async :meth:`observe` (the model call awaited, store work in a thread)."""
-        turn = self._turn(human, ai, session_id, seq, when)
-        known = await asyncio.to_thread(self._known_keys)
-        extraction = await self.extractor.aextract(turn.human, turn.ai, known)
-        return await asyncio.to_thread(self._apply, turn, extraction)
-
-    # -- background ---------------------------------------------------------------------
-    def observe_in_background(
-        self,
-        human: str,
-        ai: str = "",
-        *,
-        session_id: str,
-        seq: int | None = None,
-        when: float | None = None,
-    ) -> None:
-        """Queue the turn for :meth:`observe` on this memory's worker thread.
-
-        Arguments are checked now (``InvalidInputError`` raised here); ``when`` defaults to
-        now, not to when the worker gets to it. Failures are kept in :attr:`errors` and
-        raised by :meth:`flush`. The worker is a daemon thread: call :meth:`flush` or
-        :meth:`close` before the process exits, or queued turns are lost.
-        """
-        self._background.submit(self._turn(human, ai, session_id, seq, when))
-
-    def _observe_queued(self, turn: _Turn) -> None:
-        extraction = self.extractor.extract(turn.human, turn.ai, self._known_keys())
-        self._apply(turn, extraction)
 
     # -- application-level facts ---------------------------------------------------------
     def add_facts(

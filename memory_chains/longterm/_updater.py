@@ -34,17 +34,15 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_chains.errors import InvalidInputError
-from memory_chains.longterm._background import BackgroundWorker, WithBackground
+from memory_chains.longterm._background import BackgroundWorker
 from memory_chains.longterm._combined import TurnExtraction
-from memory_chains.longterm._observation import ObserveReport, _Turn
-from memory_chains.stores import validate_id
+from memory_chains.longterm._observation import ObserveReport, Observing, _Turn, check_turn
 
 if TYPE_CHECKING:
     from memory_chains.entities import EntityTracker, TurnReport
@@ -77,7 +75,7 @@ class UpdateReport:
     rejected: tuple[str, ...] = ()
 
 
-class MemoryUpdater(WithBackground):
+class MemoryUpdater(Observing[UpdateReport]):
     """Feed an entity memory and a long-term memory from ONE model call per turn.
 
     Args:
@@ -144,16 +142,11 @@ class MemoryUpdater(WithBackground):
     def _turn(
         self, human: str, ai: str, session_id: str, seq: int | None, when: float | None
     ) -> _Turn:
-        """The checked, masked turn (masked by each memory's masker)."""
+        """The checked turn, masked by each memory's masker."""
         if self.long_term is not None:
             turn = self.long_term._turn(human, ai, session_id, seq, when)
         else:
-            if not isinstance(human, str) or not isinstance(ai, str):
-                raise InvalidInputError("human and ai messages must be strings")
-            if not human.strip():
-                raise InvalidInputError("the human message is empty: there is nothing to observe")
-            validate_id(session_id, "session_id")
-            turn = _Turn(human, ai, session_id, seq, time.time() if when is None else float(when))
+            turn = check_turn(human, ai, session_id, seq, when, clock=time.time)
         masker = self.entities.masker if self.entities is not None else None
         if masker is not None:
             turn = _Turn(masker(turn.human), masker(turn.ai), session_id, turn.seq, turn.when)
@@ -166,8 +159,14 @@ class MemoryUpdater(WithBackground):
             kwargs["types"] = self.entities.types
             kwargs["known_entities"] = self.entities._known()
         if self.long_term is not None:
-            kwargs["known_keys"] = self.long_term._known_keys()
+            kwargs["known_keys"] = self.long_term._known()
         return kwargs
+
+    def _extract(self, turn: _Turn, known: dict[str, Any]) -> TurnExtraction:
+        return self.extractor.extract(turn.human, turn.ai, **known)
+
+    async def _aextract(self, turn: _Turn, known: dict[str, Any]) -> TurnExtraction:
+        return await self.extractor.aextract(turn.human, turn.ai, **known)
 
     def _apply(self, turn: _Turn, extraction: TurnExtraction) -> UpdateReport:
         if not isinstance(extraction, TurnExtraction):
@@ -190,66 +189,3 @@ class MemoryUpdater(WithBackground):
         report = UpdateReport(entities, long_term, extraction.model_calls, extraction.rejected)
         self.last_report = report
         return report
-
-    # -- observing ----------------------------------------------------------------------
-    def observe(
-        self,
-        human: str,
-        ai: str = "",
-        *,
-        session_id: str,
-        seq: int | None = None,
-        when: float | None = None,
-    ) -> UpdateReport:
-        """Extract one turn with one model call and update both memories.
-
-        Args:
-            human: the user's message; ai: the assistant's reply.
-            session_id, seq: the turn (the source of facts and profile values).
-            when: UNIX time of the turn (now by default).
-
-        Raises:
-            InvalidInputError: bad message or ids; nothing is called or written.
-            ModelCallError, MalformedOutputError: the call failed; both memories unchanged.
-        """
-        turn = self._turn(human, ai, session_id, seq, when)
-        extraction = self.extractor.extract(turn.human, turn.ai, **self._known())
-        return self._apply(turn, extraction)
-
-    async def aobserve(
-        self,
-        human: str,
-        ai: str = "",
-        *,
-        session_id: str,
-        seq: int | None = None,
-        when: float | None = None,
-    ) -> UpdateReport:
-        """Async :meth:`observe` (the model call awaited, store work in a thread)."""
-        turn = self._turn(human, ai, session_id, seq, when)
-        known = await asyncio.to_thread(self._known)
-        extraction = await self.extractor.aextract(turn.human, turn.ai, **known)
-        return await asyncio.to_thread(self._apply, turn, extraction)
-
-    # -- background ---------------------------------------------------------------------
-    def observe_in_background(
-        self,
-        human: str,
-        ai: str = "",
-        *,
-        session_id: str,
-        seq: int | None = None,
-        when: float | None = None,
-    ) -> None:
-        """Queue the turn for :meth:`observe` on this updater's worker thread.
-
-        Arguments are checked and masked now (``InvalidInputError`` raised here); ``when``
-        defaults to now. Failures are kept in :attr:`errors` and raised by :meth:`flush`.
-        The worker is a daemon thread: call :meth:`flush` or :meth:`close` before the
-        process exits, or queued turns are lost.
-        """
-        self._background.submit(self._turn(human, ai, session_id, seq, when))
-
-    def _observe_queued(self, turn: _Turn) -> None:
-        extraction = self.extractor.extract(turn.human, turn.ai, **self._known())
-        self._apply(turn, extraction)

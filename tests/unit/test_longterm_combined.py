@@ -257,6 +257,31 @@ def test_bad_input_makes_no_call() -> None:
     assert model.calls == []
 
 
+@pytest.mark.parametrize(
+    ("human", "kwargs"),
+    [
+        ("Bonjour\x00", {}),
+        ("Bonjour \ud800", {}),
+        (HUMAN, {"seq": -1}),
+        (HUMAN, {"seq": True}),
+        (HUMAN, {"when": "hier"}),
+    ],
+)
+def test_entities_only_updater_checks_the_turn_like_the_long_term_memory(
+    human: str, kwargs: dict[str, Any]
+) -> None:
+    model = ScriptedChatModel(replies=[GOOD])
+    tracker = EntityTracker(RuleEntityExtractor(use_spacy=False))
+    updater = MemoryUpdater(TurnExtractor(model), entities=tracker)
+    long_term = LongTermMemory(InMemoryStore(), "lt", HashEmbeddings())
+    with pytest.raises(InvalidInputError) as from_long_term:
+        long_term.observe(human, session_id="s1", **kwargs)
+    with pytest.raises(InvalidInputError) as from_updater:
+        updater.observe(human, session_id="s1", **kwargs)
+    assert str(from_updater.value) == str(from_long_term.value)
+    assert model.calls == [] and tracker.get("Dell XPS 15") is None
+
+
 def test_updater_needs_a_memory_and_a_turn_extractor() -> None:
     with pytest.raises(InvalidInputError, match="memory"):
         MemoryUpdater(TurnExtractor(ScriptedChatModel()))
