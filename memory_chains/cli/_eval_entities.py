@@ -98,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
         RuleEntityExtractor,
         resolve_types,
     )
-    from memory_chains.entities._eval import evaluate, load_dataset
     from memory_chains.entities._names import shared_name_typer
     from memory_chains.errors import InvalidInputError
+    from memory_chains.evaluation.entities import evaluate, load_dataset
 
     path: Path = args.dataset or packaged_entity_set(args.set)
     if args.dataset is None and args.set == "test":
@@ -208,7 +208,7 @@ def _run_langchain(dataset: Any, model: Any) -> dict[str, Any]:
     from langchain_core.callbacks import BaseCallbackHandler
 
     from memory_chains.entities import Entity
-    from memory_chains.entities._eval import EvalReport, Score, exchanges, score_entities
+    from memory_chains.evaluation.entities import EvalReport, Score, exchanges, score_entities
 
     class _Count(BaseCallbackHandler):
         calls = 0

@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; returns the process exit code."""
     from memory_chains.context import TopicTracker
-    from memory_chains.context._eval import evaluate_topics, load_topic_cases
+    from memory_chains.evaluation.topics import evaluate_topics, load_topic_cases
 
     cases = load_topic_cases(args.dataset)
     embeddings = None

@@ -34,7 +34,7 @@ from memory_chains.entities._names import NameTyper
 from memory_chains.entities._names import load_examples as load_name_examples
 from memory_chains.entities._prompt import TYPE_HINTS
 from memory_chains.entities._rules import RuleEntityExtractor
-from memory_chains.entities._state import EntityState
+from memory_chains.entities._state import USER_ID, EntityState
 from memory_chains.entities._tracker import EntityExtractor, EntityTracker, TurnReport, turn_text
 from memory_chains.entities._types import (
     BUILTIN_RELATIONS,
@@ -65,6 +65,7 @@ __all__ = [
     "SUPPORT_TYPES",
     "TRAVEL_TYPES",
     "TYPE_HINTS",
+    "USER_ID",
     "AttributeChange",
     "Entity",
     "EntityExtractor",

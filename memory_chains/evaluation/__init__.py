@@ -11,4 +11,8 @@
 * :mod:`memory_chains.evaluation.summary`: what a running summary keeps of scripted
   conversations' facts and which numbers it gives to the wrong thing
   (:func:`~memory_chains.evaluation.summary.evaluate_summary`).
+* :mod:`memory_chains.evaluation.entities`: entity memory against gold dialogues: names,
+  types, aliases and relations (:func:`~memory_chains.evaluation.entities.evaluate`).
+* :mod:`memory_chains.evaluation.topics`: topic-change detection on labelled pairs
+  (:func:`~memory_chains.evaluation.topics.evaluate_topics`).
 """

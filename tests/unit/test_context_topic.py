@@ -251,7 +251,7 @@ def test_policy_rejects_unknown_actions() -> None:
 
 
 def test_topic_evaluation_scores_decisions_and_reads_the_threshold(tmp_path: Path) -> None:
-    from memory_chains.context._eval import evaluate_topics, load_topic_cases
+    from memory_chains.evaluation.topics import evaluate_topics, load_topic_cases
 
     path = tmp_path / "cases.jsonl"
     path.write_text(
@@ -275,7 +275,7 @@ def test_topic_evaluation_scores_decisions_and_reads_the_threshold(tmp_path: Pat
 
 def test_packaged_topic_cases_are_decided_well_without_embeddings() -> None:
     from memory_chains.cli._eval_topics import _DEFAULT_DATASET
-    from memory_chains.context._eval import evaluate_topics, load_topic_cases
+    from memory_chains.evaluation.topics import evaluate_topics, load_topic_cases
 
     report = evaluate_topics(load_topic_cases(_DEFAULT_DATASET), TopicTracker())
     assert report.cases == 42

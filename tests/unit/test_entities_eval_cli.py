@@ -45,7 +45,7 @@ def test_eval_entities_explicit_types_and_bad_input(tmp_path, capsys):
 
 def test_compare_langchain_counts_its_calls(tmp_path):
     from memory_chains.cli._eval_entities import _run_langchain
-    from memory_chains.entities._eval import load_dataset
+    from memory_chains.evaluation.entities import load_dataset
 
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps(LINE) + "\n")
@@ -101,8 +101,8 @@ def test_relations_and_aliases_are_scored(tmp_path, capsys):
 
 
 def test_a_second_entity_for_an_alias_is_unresolved_and_spurious():
-    from memory_chains.entities._eval import GoldEntity, score_entities
     from memory_chains.entities._types import Entity
+    from memory_chains.evaluation.entities import GoldEntity, score_entities
 
     gold = [GoldEntity("Gaëlle Le Dantec", "PERSON", ("Mme Le Dantec",))]
     one = score_entities(gold, [Entity("e1", "Gaëlle Le Dantec", "PERSON", ("Mme Le Dantec",))])

@@ -16,9 +16,9 @@ from memory_chains.entities import (
     RuleEntityExtractor,
     parse_json_object,
 )
-from memory_chains.entities._eval import GoldEntity, exchanges, load_dataset, score_entities
 from memory_chains.entities._types import Entity
 from memory_chains.errors import InvalidInputError, MalformedOutputError
+from memory_chains.evaluation.entities import GoldEntity, exchanges, load_dataset, score_entities
 from memory_chains.testing import ScriptedChatModel
 
 TYPES = ["PERSON", "PRODUCT", "ORGANIZATION", "MONEY"]

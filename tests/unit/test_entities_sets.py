@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from memory_chains.cli._eval_entities import SETS, packaged_entity_set
-from memory_chains.entities._eval import load_dataset
+from memory_chains.evaluation.entities import load_dataset
 
 TYPES = {"PERSON", "ORGANIZATION", "PRODUCT", "LOCATION", "DATE", "MONEY", "CONCEPT"}
 RELATIONS = {

@@ -12,7 +12,7 @@ Metrics are micro-averaged. Aliases: a gold alias is *resolved* when the entity 
 its gold entity carries it (a second entity created for it counts as a false positive).
 
 Example:
-    >>> from memory_chains.entities._types import Entity
+    >>> from memory_chains.entities import Entity
     >>> gold = [GoldEntity("Dell XPS 15", "PRODUCT"), GoldEntity("Dell", "ORGANIZATION")]
     >>> pred = [Entity("e1", "XPS 15", "PRODUCT"), Entity("e2", "garantie", "CONCEPT")]
     >>> s = score_entities(gold, pred)
@@ -29,10 +29,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from memory_chains.entities._fold import fold, is_alias
-from memory_chains.entities._state import USER_ID, EntityState
-from memory_chains.entities._tracker import EntityTracker
-from memory_chains.entities._types import Entity
+from memory_chains.entities import USER_ID, Entity, EntityState, EntityTracker, fold, is_alias
 from memory_chains.errors import InvalidInputError
 
 __all__ = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_chains._jsonl import read_jsonl
-from memory_chains.context._topic import TopicTracker, to_exchanges
+from memory_chains.context import TopicTracker, to_exchanges
 from memory_chains.errors import InvalidInputError
 
 __all__ = ["TopicCase", "TopicEvalReport", "best_threshold", "evaluate_topics", "load_topic_cases"]
