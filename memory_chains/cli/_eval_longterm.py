@@ -27,8 +27,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation; returns the process exit code."""
+    from memory_chains.evaluation.merge import DEFAULT_PAIRS, evaluate_merge, load_pairs
     from memory_chains.longterm import DEFAULT_MERGE_THRESHOLD
-    from memory_chains.longterm._calibrate import DEFAULT_PAIRS, evaluate_merge, load_pairs
     from memory_chains.providers import get_embeddings
 
     pairs = load_pairs(args.pairs or DEFAULT_PAIRS)

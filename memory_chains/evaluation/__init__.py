@@ -15,4 +15,6 @@
   types, aliases and relations (:func:`~memory_chains.evaluation.entities.evaluate`).
 * :mod:`memory_chains.evaluation.topics`: topic-change detection on labelled pairs
   (:func:`~memory_chains.evaluation.topics.evaluate_topics`).
+* :mod:`memory_chains.evaluation.merge`: the long-term fact merge decision on labelled
+  sentence pairs, against cosine alone (:func:`~memory_chains.evaluation.merge.evaluate_merge`).
 """

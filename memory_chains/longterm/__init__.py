@@ -35,6 +35,7 @@ from memory_chains.longterm._extract import (
     LongTermExtractor,
     RuleLongTermExtractor,
 )
+from memory_chains.longterm._fact_merge import restates
 from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
 from memory_chains.longterm._facts import (
     DEFAULT_MERGE_THRESHOLD,
@@ -53,6 +54,7 @@ from memory_chains.longterm._profile import (
 )
 from memory_chains.longterm._session import LongTermSession
 from memory_chains.longterm._updater import MemoryUpdater, UpdateReport
+from memory_chains.longterm._vectors import cosine
 
 __all__ = [
     "DEFAULT_MERGE_THRESHOLD",
@@ -76,6 +78,8 @@ __all__ = [
     "TurnExtractor",
     "UpdateReport",
     "UserProfile",
+    "cosine",
     "merge_entry",
     "profile_instructions",
+    "restates",
 ]

@@ -3,7 +3,7 @@
 :func:`evaluate_merge` embeds labelled pairs of fact sentences (``same``: a paraphrase
 that must merge; otherwise a different fact or a changed value that must not) and scores
 the decision :class:`~memory_chains.longterm.FactMemory` takes
-(:func:`~memory_chains.longterm._fact_merge.restates`: cosine threshold + anchors) against
+(:func:`~memory_chains.longterm.restates`: cosine threshold + anchors) against
 cosine alone at the same threshold. ``memory-chains eval longterm`` prints it for the
 packaged pairs: ``dev``, the pairs the threshold and anchors were chosen on;
 ``heldout``, written next, on which the first rule failed 4 times and was then revised
@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_chains._jsonl import read_jsonl
 from memory_chains.errors import InvalidInputError
-from memory_chains.longterm._fact_merge import restates
-from memory_chains.longterm._vectors import cosine
+from memory_chains.longterm import cosine, restates
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
