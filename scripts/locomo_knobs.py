@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 
 from memory_chains.config import load_settings
-from memory_chains.evaluation._vector_cache import CachedEmbeddings
 from memory_chains.evaluation.locomo import (
     ingest_conversation,
     load_locomo,
     recall_at_k,
     scored_questions,
 )
+from memory_chains.evaluation.vector_cache import CachedEmbeddings
 from memory_chains.providers import get_embeddings
 from memory_chains.recall import RecallConfig, TurnIndex
 

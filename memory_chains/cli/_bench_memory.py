@@ -312,7 +312,7 @@ def _anchors(tmp: Path, counter: Callable[[str], int]) -> list[tuple[str, Any, A
 
 def run_bench(turns: int, *, only: str | None = None, seed: int = 7) -> list[BenchResult]:
     """Play every contender through the same dialogue; return their figures."""
-    from memory_chains.memory._text import default_token_counter
+    from memory_chains.memory import default_token_counter
 
     counter = default_token_counter()
     dialogue = _dialogue(turns, seed)

@@ -2,7 +2,7 @@
 
 For each backend (a temporary SQLite file, a Redis server, a PostgreSQL server), N writer
 processes append M turns each, spread over many sessions of many users, all released at
-once (:func:`memory_chains.stores._loadgen.run_load`). The store is then read back and
+once (:func:`memory_chains.evaluation.loadgen.run_load`). The store is then read back and
 checked: 0 lost, 0 duplicated, each writer's turns in order within every session, no
 partial turn. Reported per backend: turns per second (all turns over the wall-clock
 window from the first append to the last), p50 and p95 latency of one append. Redis and
@@ -111,8 +111,7 @@ def bench_backend(
         >>> bench_backend("redis", "redis://127.0.0.1:1/0", 2, 5, 4, 2, Path(".")).skipped[:11]
         'unreachable'
     """
-    from memory_chains.stores._loadgen import StoreTarget, percentile, run_load
-    from memory_chains.stores._loadgen_verify import verify_turns
+    from memory_chains.evaluation.loadgen import StoreTarget, percentile, run_load, verify_turns
 
     tag = uuid.uuid4().hex[:12]
     if backend == "sqlite":

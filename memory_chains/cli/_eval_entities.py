@@ -97,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
         LLMEntityExtractor,
         RuleEntityExtractor,
         resolve_types,
+        shared_name_typer,
     )
-    from memory_chains.entities._names import shared_name_typer
     from memory_chains.errors import InvalidInputError
     from memory_chains.evaluation.entities import evaluate, load_dataset
 

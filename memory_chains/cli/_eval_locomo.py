@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings()
         embeddings = get_embeddings(settings)
         if args.embedding_cache:
-            from memory_chains.evaluation._vector_cache import CachedEmbeddings
+            from memory_chains.evaluation.vector_cache import CachedEmbeddings
 
             name = type(embeddings).__name__
             path = settings.cache_dir / "locomo" / f"{name}.npz"

@@ -86,8 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from memory_chains.evaluation import references
     from memory_chains.evaluation import rewrite as harness
     from memory_chains.providers import describe_providers, get_chat_model, get_embeddings
-    from memory_chains.rewrite import QueryRewriter
-    from memory_chains.rewrite._rules import RULES
+    from memory_chains.rewrite import RULES, QueryRewriter
 
     if args.k < 1:
         raise InvalidInputError("--k must be at least 1")

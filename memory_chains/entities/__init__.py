@@ -30,7 +30,7 @@ from memory_chains._json import parse_json_object
 from memory_chains.entities._context import PriorityWeights, approx_tokens
 from memory_chains.entities._fold import fold, is_alias
 from memory_chains.entities._llm import ExtractionPrompt, LLMEntityExtractor
-from memory_chains.entities._names import NameTyper
+from memory_chains.entities._names import NameTyper, shared_name_typer
 from memory_chains.entities._names import load_examples as load_name_examples
 from memory_chains.entities._prompt import TYPE_HINTS
 from memory_chains.entities._rules import RuleEntityExtractor
@@ -88,6 +88,7 @@ __all__ = [
     "load_name_examples",
     "parse_json_object",
     "resolve_types",
+    "shared_name_typer",
     "turn_text",
 ]
 

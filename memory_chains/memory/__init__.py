@@ -32,7 +32,7 @@ from memory_chains.memory._core import (
 from memory_chains.memory._summarizer import LLMSummarizer, Summarizer
 from memory_chains.memory._summary import CompactionResult, SummaryCore
 from memory_chains.memory._summary_data import SummaryData, SummaryUpdate
-from memory_chains.memory._text import approximate_tokens, normalize_message
+from memory_chains.memory._text import approximate_tokens, default_token_counter, normalize_message
 
 if TYPE_CHECKING:
     from memory_chains.memory._langchain import (
@@ -62,6 +62,7 @@ __all__ = [
     "WindowCore",
     "WindowMemory",
     "approximate_tokens",
+    "default_token_counter",
     "normalize_message",
 ]
 

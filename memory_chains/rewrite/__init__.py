@@ -28,9 +28,11 @@ from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._entity_hints import entity_hints, entity_source, question_type
 from memory_chains.rewrite._queries import compared_names, search_queries
 from memory_chains.rewrite._rewriter import QueryRewriter, RewriteResult
+from memory_chains.rewrite._rules import RULES
 from memory_chains.rewrite._verify import read_question
 
 __all__ = [
+    "RULES",
     "Detection",
     "QueryRewriter",
     "RewriteResult",

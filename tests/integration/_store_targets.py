@@ -11,7 +11,7 @@ from typing import NoReturn
 
 import pytest
 
-from memory_chains.stores._loadgen import StoreTarget
+from memory_chains.evaluation.loadgen import StoreTarget
 
 REDIS_ENV = "MEMORY_CHAINS_TEST_REDIS_URL"
 POSTGRES_ENV = "MEMORY_CHAINS_TEST_POSTGRES_URL"

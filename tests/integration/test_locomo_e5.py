@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from memory_chains.evaluation._vector_cache import CachedEmbeddings
 from memory_chains.evaluation.locomo import evaluate_locomo, load_locomo
+from memory_chains.evaluation.vector_cache import CachedEmbeddings
 from memory_chains.recall import RecallConfig, TurnIndex
 
 pytestmark = pytest.mark.integration

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from memory_chains.entities import EntityMemory
+from memory_chains.evaluation.loadgen import StoreTarget
 from memory_chains.memory import BufferCore, SummaryCore, WindowCore
 from memory_chains.stores import BaseStore, export_user, forget_user
-from memory_chains.stores._loadgen import StoreTarget
 from memory_chains.testing import ScriptedChatModel
 
 from ._store_targets import BACKENDS, fresh_target

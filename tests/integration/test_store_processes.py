@@ -24,9 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from memory_chains.evaluation.loadgen import (
+    StoreTarget,
+    child_command,
+    child_env,
+    run_load,
+    verify_turns,
+)
 from memory_chains.stores import BaseStore, Turn
-from memory_chains.stores._loadgen import StoreTarget, child_command, child_env, run_load
-from memory_chains.stores._loadgen_verify import verify_turns
 
 from ._store_targets import BACKENDS, fresh_target
 
@@ -116,7 +121,7 @@ def _all_turns(store: BaseStore) -> list[Turn]:
 # One process of the compare-and-swap test: read, add one, put_if; again when it lost.
 _INCREMENT = """
 import sys
-from memory_chains.stores._loadgen import StoreTarget
+from memory_chains.evaluation.loadgen import StoreTarget
 store = StoreTarget.from_json(sys.argv[1]).open()
 store.setup()
 print("ready", flush=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from memory_chains.evaluation.loadgen import StoreTarget
 from memory_chains.stores import BaseStore, InMemoryStore
-from memory_chains.stores._loadgen import StoreTarget
 
 from ._backends import ALL_BACKENDS, PERSISTENT_BACKENDS, new_target, open_target
 

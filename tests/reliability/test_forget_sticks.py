@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from memory_chains.evaluation.loadgen import StoreTarget, child_command, child_env
 from memory_chains.memory import WindowCore
 from memory_chains.sessions import SessionManager
 from memory_chains.stores import BaseStore, export_user, forget_session, forget_user
-from memory_chains.stores._loadgen import StoreTarget, child_command, child_env
 
 from ._backends import open_target, raw_dump
 

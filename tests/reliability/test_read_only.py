@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_chains.evaluation.loadgen import StoreTarget, child_env
 from memory_chains.sessions import SessionManager
 from memory_chains.stores import export_user, forget_user
-from memory_chains.stores._loadgen import StoreTarget, child_env
 
 from ._backends import open_target
 

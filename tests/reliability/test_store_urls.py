@@ -22,8 +22,8 @@ import pytest
 from memory_chains.cli import main
 from memory_chains.config import Settings, load_settings
 from memory_chains.errors import ConfigurationError
+from memory_chains.evaluation.loadgen import StoreTarget
 from memory_chains.stores import open_store
-from memory_chains.stores._loadgen import StoreTarget
 
 from ._backends import SERVER_BACKENDS, new_target, open_target
 

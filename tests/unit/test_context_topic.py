@@ -311,7 +311,7 @@ def test_embeddings_without_a_threshold_are_not_asked() -> None:
 
 def test_the_threshold_belongs_to_the_embeddings() -> None:
     from memory_chains.context import DEFAULT_SIMILARITY_THRESHOLD, similarity_threshold_of
-    from memory_chains.evaluation._vector_cache import CachedEmbeddings
+    from memory_chains.evaluation.vector_cache import CachedEmbeddings
     from memory_chains.providers import E5Embeddings
 
     assert similarity_threshold_of(E5Embeddings()) == DEFAULT_SIMILARITY_THRESHOLD

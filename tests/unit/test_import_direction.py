@@ -50,13 +50,13 @@ def test_the_check_sees_a_lazy_import(tmp_path: Path) -> None:
     assert "memory_chains.evaluation" in _imports(module)
 
 
-def _private_imports_across_packages(path: Path) -> list[str]:
-    """``memory_chains.<other package>._name`` imports of a module of one package."""
-    parts = path.relative_to(PACKAGE).parts
+def _private_across(relative: Path, imports: set[str]) -> list[str]:
+    """The ``memory_chains.<other package>._name`` imports among a module's ``imports``."""
+    parts = relative.parts
     own = parts[0] if len(parts) > 1 else None
     return sorted(
         name
-        for name in _imports(path)
+        for name in imports
         if (names := name.split("."))[0] == "memory_chains"
         and len(names) >= 3
         and names[1] != own
@@ -64,15 +64,28 @@ def _private_imports_across_packages(path: Path) -> list[str]:
     )
 
 
+def _private_imports_across_packages(path: Path) -> list[str]:
+    """``memory_chains.<other package>._name`` imports of a module of one package."""
+    return _private_across(path.relative_to(PACKAGE), _imports(path))
+
+
 def test_packages_use_each_other_through_their_public_names() -> None:
     # The kernel (memory_chains._folding, _history, _json…) is shared on purpose; a
-    # package's own private modules are not. Only the CLI, which wires everything, may.
+    # package's own private modules are not, not even for the CLI, which wires everything.
     offenders = {
         str(path.relative_to(PACKAGE)): found
         for path in sorted(PACKAGE.rglob("*.py"))
-        if PACKAGE / "cli" not in path.parents and (found := _private_imports_across_packages(path))
+        if (found := _private_imports_across_packages(path))
     }
     assert offenders == {}
+
+
+def test_the_check_sees_a_private_import_from_another_package() -> None:
+    imports = {"memory_chains.rewrite._rules", "memory_chains.cli._eval", "memory_chains._json"}
+    assert _private_across(Path("cli/_eval_rewrite.py"), imports) == [
+        "memory_chains.rewrite._rules"
+    ]
+    assert _private_across(Path("rewrite/_rewriter.py"), imports) == ["memory_chains.cli._eval"]
 
 
 MEMORIES = ("memory_chains.entities", "memory_chains.longterm", "memory_chains.recall")

@@ -128,10 +128,3 @@ def test_docstring_examples_run(module: str) -> None:
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
-
-
-def test_public_names_are_sorted_and_exported() -> None:
-    import memory_chains.rewrite as rewrite
-
-    assert rewrite.__all__ == sorted(rewrite.__all__)
-    assert all(hasattr(rewrite, name) for name in rewrite.__all__)

@@ -5,14 +5,15 @@ Used by ``memory-chains bench stores`` and by the process-level tests
 
 * :class:`StoreTarget`: how a child process opens the shared store (a URL plus, for tests
   and benchmarks, a private Redis key prefix or PostgreSQL schema), serialisable as JSON;
-* :func:`run_load`: starts N writer processes (``python -m memory_chains.stores._loadgen``),
+* :func:`run_load`: starts N writer processes (``python -m memory_chains.evaluation.loadgen``),
   releases them together, and collects their
-  :class:`~memory_chains.stores._loadgen_plan.WriterReport`;
-* :func:`~memory_chains.stores._loadgen_verify.verify_turns`: reads the store back and
+  :class:`WriterReport`;
+* :func:`verify_turns`: reads the store back and
   counts lost, duplicated, out-of-order and partial turns.
 
 What each writer writes (the turn plan, tokens in every turn) is in
-:mod:`memory_chains.stores._loadgen_plan`.
+``memory_chains/evaluation/_loadgen_plan.py``. The load generator is benchmark and test
+code: it lives in the evaluation package, outside the runtime packages.
 """
 
 from __future__ import annotations
@@ -28,15 +29,24 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memory_chains.errors import ConfigurationError, InvalidInputError, StoreError
-from memory_chains.stores._base import BaseStore
-from memory_chains.stores._loadgen_plan import WriterReport, iter_turn_plan, turn_plan, write_turns
+from memory_chains.evaluation._loadgen_plan import (
+    WriterReport,
+    iter_turn_plan,
+    turn_plan,
+    write_turns,
+)
+from memory_chains.evaluation._loadgen_verify import Verification, verify_turns
+from memory_chains.stores import BaseStore
 
 __all__ = [
     "StoreTarget",
+    "Verification",
+    "WriterReport",
     "child_command",
     "child_env",
     "percentile",
     "run_load",
+    "verify_turns",
 ]
 
 
@@ -67,11 +77,11 @@ class StoreTarget:
     def open(self) -> BaseStore:
         """A new, not yet set up, store instance for this target."""
         if self.kind == "redis" and self.prefix:
-            from memory_chains.stores._redis import RedisStore
+            from memory_chains.stores import RedisStore
 
             return RedisStore(self.url, prefix=self.prefix)
         if self.kind == "postgresql" and self.schema:
-            from memory_chains.stores._postgres import PostgresStore
+            from memory_chains.stores import PostgresStore
 
             return PostgresStore(self.url, schema=self.schema, min_size=1, max_size=2)
         from memory_chains.stores import open_store
@@ -146,7 +156,7 @@ def child_command(
     payload: int = 0,
     gate: bool = False,
 ) -> list[str]:
-    """The command line of one writer process (``python -m memory_chains.stores._loadgen``).
+    """The command line of one writer process (``python -m memory_chains.evaluation.loadgen``).
 
     The child prints ``ready`` once set up (and, without ``gate``, after its first
     append), waits for a line on stdin if ``gate``, then writes and prints its
@@ -154,12 +164,12 @@ def child_command(
 
     Example:
         >>> child_command(StoreTarget("memory://"), 0, 1, 1, 1)[1:3]
-        ['-m', 'memory_chains.stores._loadgen']
+        ['-m', 'memory_chains.evaluation.loadgen']
     """
     return [
         sys.executable,
         "-m",
-        "memory_chains.stores._loadgen",
+        "memory_chains.evaluation.loadgen",
         "--target",
         target.to_json(),
         "--worker",
@@ -255,7 +265,7 @@ def run_load(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """A writer process: open the target, say ``ready``, write the plan, print a report."""
-    parser = argparse.ArgumentParser(prog="python -m memory_chains.stores._loadgen")
+    parser = argparse.ArgumentParser(prog="python -m memory_chains.evaluation.loadgen")
     parser.add_argument("--target", required=True)
     parser.add_argument("--worker", type=int, required=True)
     parser.add_argument("--turns", type=int, required=True)

@@ -1,6 +1,6 @@
 """Reading the load generator's store back: :func:`verify_turns` and its :class:`Verification`.
 
-Every session of the plan (:mod:`memory_chains.stores._loadgen_plan`) is read back and
+Every session of the plan (:mod:`memory_chains.evaluation._loadgen_plan`) is read back and
 each turn's token ``w<worker>-i<index>`` checked against its human and AI halves, its
 metadata and its session, to count the turns lost, duplicated, out of order or partial,
 the ``seq`` gaps, and the writers whose stored turns are not a prefix of their plan.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memory_chains.stores._base import BaseStore
+from memory_chains.stores import BaseStore
 
 __all__ = ["Verification", "verify_turns"]
 
@@ -69,7 +69,7 @@ def verify_turns(
 
     Example:
         >>> from memory_chains.stores import InMemoryStore
-        >>> from memory_chains.stores._loadgen_plan import turn_plan, write_turns
+        >>> from memory_chains.evaluation._loadgen_plan import turn_plan, write_turns
         >>> store = InMemoryStore()
         >>> report = write_turns(store, 0, turn_plan(0, 4, 2, 1))
         >>> verify_turns(store, 2, 1, {0: report.written}).ok

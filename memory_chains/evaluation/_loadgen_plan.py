@@ -5,7 +5,7 @@ human and AI halves disagree, a turn written twice and a turn missing are all vi
 Writer ``w`` sends its ``i``-th turn to session ``s<(w + i) % sessions>`` of user
 ``u<session % users>``: every session receives interleaved turns from every writer.
 :func:`write_turns` appends a plan to a store in order and times each append
-(:class:`WriterReport`); :mod:`memory_chains.stores._loadgen` runs it in child processes.
+(:class:`WriterReport`); :mod:`memory_chains.evaluation.loadgen` runs it in child processes.
 
 Example:
     >>> plan = turn_plan(worker=1, turns=3, sessions=4, users=2)
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_chains.errors import InvalidInputError, StoreError
-from memory_chains.stores._base import BaseStore
+from memory_chains.stores import BaseStore
 
 __all__ = ["PlannedTurn", "WriterReport", "iter_turn_plan", "turn_plan", "write_turns"]
 
