@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memory_chains.evaluation import DATA_DIR
+
 __all__ = [
     "EVAL_DATA",
     "add_dataset_option",
@@ -24,7 +26,7 @@ __all__ = [
     "progress_printer",
 ]
 
-EVAL_DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
+EVAL_DATA = DATA_DIR
 """The evaluation sets shipped in the package."""
 
 

@@ -17,4 +17,14 @@
   (:func:`~memory_chains.evaluation.topics.evaluate_topics`).
 * :mod:`memory_chains.evaluation.merge`: the long-term fact merge decision on labelled
   sentence pairs, against cosine alone (:func:`~memory_chains.evaluation.merge.evaluate_merge`).
+
+The sets these harnesses read ship with them, under :data:`DATA_DIR`.
 """
+
+from pathlib import Path
+
+__all__ = ["DATA_DIR"]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+"""The shipped evaluation sets: follow-ups and their corpus, entity dialogues, summaries,
+topic pairs, fact-merge pairs (JSON lines). Benchmark data, not used by the runtime."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_chains._jsonl import read_jsonl
 from memory_chains.errors import InvalidInputError
+from memory_chains.evaluation import DATA_DIR
 from memory_chains.longterm import cosine, restates
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PAIRS", "MergePair", "evaluate_merge", "load_pairs"]
 
 #: the packaged French/English pairs (16 dev, 16 heldout, 16 fresh; half must merge).
-DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "data" / "eval" / "longterm_pairs.jsonl"
+DEFAULT_PAIRS = DATA_DIR / "longterm_pairs.jsonl"
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from memory_chains.errors import InvalidInputError
+from memory_chains.evaluation import DATA_DIR
 from memory_chains.evaluation.metrics import bleu4, fold, rouge1_f1, rouge1_recall
 from memory_chains.knowledge import LexicalIndex, SearchMode, hybrid_ranking
 from memory_chains.rewrite import (
@@ -76,7 +77,7 @@ __all__ = [
     "split_of",
 ]
 
-_DATA = Path(__file__).resolve().parent.parent / "data" / "eval"
+_DATA = DATA_DIR
 FOLLOWUP_CORPUS = _DATA / "followups" / "corpus.jsonl"
 """The follow-up collection's knowledge base: ten domains (bank, insurance, telecom,
 health, SaaS, real estate, public services, education…), sibling offers and aspects as

@@ -1,6 +1,6 @@
 """How faithful a running summary is: facts kept and numbers given to the wrong thing.
 
-Each case of the data set (``memory_chains/data/eval/summary_dev.jsonl``, scripted
+Each case of the data set (``memory_chains/evaluation/data/summary_dev.jsonl``, scripted
 French and English shop, gym, travel and support conversations) lists its turns and its
 gold facts, each an optional ``entity`` ("Acer", "Pilates") with a ``value`` ("899",
 "Inès") and the turn that states it. :func:`evaluate_summary` feeds the turns to a fresh

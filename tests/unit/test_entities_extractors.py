@@ -297,11 +297,9 @@ def test_exchanges_and_scoring_with_aliases():
 
 
 def test_packaged_dev_set_is_valid_and_big_enough():
-    from pathlib import Path
+    from memory_chains.evaluation import DATA_DIR
 
-    import memory_chains.entities
-
-    path = Path(memory_chains.entities.__file__).parents[1] / "data/eval/entities/legacy_dev.jsonl"
+    path = DATA_DIR / "entities" / "legacy_dev.jsonl"
     data = load_dataset(path)
     assert len(data) >= 15
     ids = [d.id for d in data]
