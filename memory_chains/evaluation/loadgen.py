@@ -5,11 +5,11 @@ Used by ``memory-chains bench stores`` and by the process-level tests
 
 * :class:`StoreTarget`: how a child process opens the shared store (a URL plus, for tests
   and benchmarks, a private Redis key prefix or PostgreSQL schema), serialisable as JSON;
-* :func:`run_load`: starts N writer processes (``python -m memory_chains.evaluation.loadgen``),
-  releases them together, and collects their
-  :class:`WriterReport`;
-* :func:`verify_turns`: reads the store back and
-  counts lost, duplicated, out-of-order and partial turns.
+* :func:`run_load`: starts N writer processes
+  (``python -m memory_chains.evaluation.loadgen``), releases them together, and collects
+  their :class:`WriterReport`;
+* :func:`verify_turns`: reads the store back and counts lost, duplicated, out-of-order and
+  partial turns.
 
 What each writer writes (the turn plan, tokens in every turn) is in
 ``memory_chains/evaluation/_loadgen_plan.py``. The load generator is benchmark and test
