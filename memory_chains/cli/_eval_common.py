@@ -17,7 +17,6 @@ from typing import Any
 from memory_chains.evaluation import DATA_DIR
 
 __all__ = [
-    "EVAL_DATA",
     "add_dataset_option",
     "add_set_options",
     "chosen_dataset",
@@ -25,9 +24,6 @@ __all__ = [
     "packaged_set",
     "progress_printer",
 ]
-
-EVAL_DATA = DATA_DIR
-"""The evaluation sets shipped in the package."""
 
 
 def add_dataset_option(parser: argparse.ArgumentParser, default: Path, help: str) -> None:
@@ -50,7 +46,7 @@ def packaged_set(kind: str, name: str) -> Path:
         >>> packaged_set("summary", "heldout").name
         'summary_heldout.jsonl'
     """
-    return EVAL_DATA / f"{kind}_{name}.jsonl"
+    return DATA_DIR / f"{kind}_{name}.jsonl"
 
 
 def chosen_dataset(args: argparse.Namespace, kind: str) -> Path:

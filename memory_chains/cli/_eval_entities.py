@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memory_chains.cli._eval_common import EVAL_DATA
+from memory_chains.evaluation import DATA_DIR
 
 SETS = {
     "dev": "dev.jsonl",
@@ -30,7 +30,7 @@ SETS = {
     "legacy-heldout": "legacy_heldout.jsonl",
     "heldout": "legacy_heldout.jsonl",  # the older name of legacy-heldout
 }
-ENTITY_DATA = EVAL_DATA / "entities"
+ENTITY_DATA = DATA_DIR / "entities"
 
 
 def packaged_entity_set(name: str) -> Path:

@@ -13,9 +13,10 @@ import argparse
 import json
 from typing import Any
 
-from memory_chains.cli._eval_common import EVAL_DATA, add_dataset_option
+from memory_chains.cli._eval_common import add_dataset_option
+from memory_chains.evaluation import DATA_DIR
 
-_DEFAULT_DATASET = EVAL_DATA / "topics_dev.jsonl"
+_DEFAULT_DATASET = DATA_DIR / "topics_dev.jsonl"
 
 
 def register(sub: Any) -> None:

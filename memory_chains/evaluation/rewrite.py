@@ -77,22 +77,21 @@ __all__ = [
     "split_of",
 ]
 
-_DATA = DATA_DIR
-FOLLOWUP_CORPUS = _DATA / "followups" / "corpus.jsonl"
+FOLLOWUP_CORPUS = DATA_DIR / "followups" / "corpus.jsonl"
 """The follow-up collection's knowledge base: ten domains (bank, insurance, telecom,
 health, SaaS, real estate, public services, education…), sibling offers and aspects as
 distractors, French and English."""
 FOLLOWUP_SETS = {
-    "dev": _DATA / "followups" / "dev.jsonl",
-    "test": _DATA / "followups" / "test.jsonl",
+    "dev": DATA_DIR / "followups" / "dev.jsonl",
+    "test": DATA_DIR / "followups" / "test.jsonl",
 }
 """The follow-up collection, by split (see :func:`split_of`)."""
-DEV_CORPUS = _DATA / "rewrite_dev_corpus.jsonl"
+DEV_CORPUS = DATA_DIR / "rewrite_dev_corpus.jsonl"
 """The first corpus shipped with the package (laptops, gym classes, shop policies, trips…),
 which the rewriter's earlier rules were tuned on."""
-DEV_DATASET = _DATA / "rewrite_dev.jsonl"
+DEV_DATASET = DATA_DIR / "rewrite_dev.jsonl"
 """The first follow-ups shipped with the package, over :data:`DEV_CORPUS` (``--set legacy``)."""
-FAR_DATASET = _DATA / "rewrite_far_referents.jsonl"
+FAR_DATASET = DATA_DIR / "rewrite_far_referents.jsonl"
 """Follow-ups over :data:`DEV_CORPUS` whose referent was named more than one exchange back,
 with other names in between (``--set far``)."""
 
