@@ -12,8 +12,9 @@ it is built:
   X", "the X app"), a verb of use ("j'utilise X", "pip install x");
 * the words just after it (", conseillère chez …", "… app", "… branch").
 
-Scores add up over every occurrence of the name in the turn; :func:`best_type` picks the
-winner among the configured types. The cue words are the grammar of French and English
+The name's own words come first: when they give a type, the sentence is not read.
+Otherwise scores add up over every occurrence of the name in the turn; :func:`best_type`
+picks the winner among the configured types. The cue words are the grammar of French and English
 (determiners, prepositions, common nouns), never names of things.
 
 Example:
@@ -113,13 +114,6 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         MEDIUM,
     ),
     (
-        r"(?:la societe|l'entreprise|le cabinet|la marque|le groupe|l'agence|la startup|"
-        r"la banque|l'ecole|le garage|l'editeur|le fournisseur|le transporteur|le prestataire|"
-        r"l'association|le magasin|la boutique|le site)",
-        "ORGANIZATION",
-        STRONG,
-    ),
-    (
         r"(?:m|mme|mlle|monsieur|madame|mademoiselle|me|maitre|dr|docteur|pr|professeur)"
         r"(?: le| la| de| du| van| von| ben| el)?",
         "PERSON",
@@ -140,14 +134,6 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         STRONG,
     ),
     (
-        r"(?:l'offre|l'option|la formule|le forfait|l'abonnement|le pack|la carte|le compte|"
-        r"le contrat|le pret|l'application|l'appli|l'app|le logiciel|la plateforme|le modele|"
-        r"la version|la gamme|le plan|le pass|la box|la bibliotheque|la librairie|le package|"
-        r"le module|le plugin|la console|le kit|la serie)",
-        "PRODUCT",
-        STRONG,
-    ),
-    (
         r"(?:j'utilise|utilise|utiliser|installe|installer|install|acheter|achete|souscrire a|"
         r"souscrit a|commander|louer|telecharger|migrer vers|passer a|passer sur|import|"
         r"pip install|npm install|avec la lib|using|use|uses|used|with|upgrade to|"
@@ -155,14 +141,7 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         "PRODUCT",
         WEAK,
     ),
-    (
-        r"(?:la loi|le decret|le reglement|le programme|le master|la licence|le diplome|"
-        r"le brevet|la certification|le bootcamp|la formation|le cursus|le parcours|"
-        r"la procedure|le dispositif|le regime|le statut|la bourse|le poste de|poste de|"
-        r"en tant que|comme)",
-        "CONCEPT",
-        STRONG,
-    ),
+    (r"(?:le poste de|poste de|en tant que|comme)", "CONCEPT", STRONG),
     (r"(?:mon|ma|mes|my|notre|our|nos)", "PRODUCT", WEAK),  # "mon Orvane Kesta"
     # English
     (r"(?:in|near|around|outside|across|from central|downtown)", "LOCATION", MEDIUM),
@@ -182,9 +161,7 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
     (r"(?:at|with|from|by|of|for)", "ORGANIZATION", WEAK),
     (
         r"(?:work at|works at|working at|work for|works for|job at|customer of|member of|"
-        r"account at|account with|bank with|banking with|the company|the firm|the agency|"
-        r"the bank|the school|the clinic|the provider|the carrier|the vendor|the store|"
-        r"the shop|the brand|the startup|the team at)",
+        r"account at|account with|bank with|banking with|the team at)",
         "ORGANIZATION",
         STRONG,
     ),
@@ -202,18 +179,7 @@ _BEFORE: tuple[tuple[str, str, float], ...] = (
         "PERSON",
         STRONG,
     ),
-    (
-        r"(?:the|our|your|my|a|an) (?:plan|card|account|app|package|bundle|tier|model|"
-        r"library|plugin|subscription|offer|pass|policy|range|version|edition)",
-        "PRODUCT",
-        MEDIUM,
-    ),
-    (
-        r"(?:the|a|an) (?:law|act|programme|program|course|degree|scheme|procedure|role of|"
-        r"position of|title of)",
-        "CONCEPT",
-        STRONG,
-    ),
+    (r"(?:the|a|an) (?:role of|position of|title of)", "CONCEPT", STRONG),
     (r"(?:as a|as an|as|role of|position of|title of|job title)", "CONCEPT", WEAK),
 )
 # Words after the name.
@@ -259,13 +225,35 @@ _AFTER: tuple[tuple[str, str, float], ...] = (
         WEAK,
     ),
 )
+# Nouns that say what the next name is without being part of it ("le fournisseur X",
+# "the vendor X"); with the head nouns, "le syndic X", "la banque X", "the clinic X".
+_LEAD_NOUNS: Mapping[str, frozenset[str]] = {
+    "ORGANIZATION": _set(
+        "marque startup editeur fournisseur transporteur prestataire magasin boutique site "
+        "provider carrier vendor store shop brand"
+    ),
+    "PRODUCT": _set("plateforme bibliotheque librairie offer"),
+}
+_DETERMINERS = r"(?:le|la|les|l'|du|au|aux|un|une|notre|votre|the|our|your|my|a|an)"
+
+
+def _lead(etype: str) -> str:
+    nouns = sorted(NAME_HEADS[etype] | _LEAD_NOUNS.get(etype, frozenset()), key=len)
+    return rf"{_DETERMINERS}\s?(?:{'|'.join(reversed(nouns))})"
+
+
+# "l'offre X", "le syndic X", "the clinic X": a determiner and a noun that says the type.
+_BEFORE += tuple((_lead(t), t, STRONG) for t in ("ORGANIZATION", "PRODUCT", "CONCEPT"))
 _BEFORE_RE = [(re.compile(rf"(?:^|[\s(]){p}\s*$"), t, w) for p, t, w in _BEFORE]
 _AFTER_RE = [(re.compile(rf"^{p}\b"), t, w) for p, t, w in _AFTER]
 _CODE_SHAPE = re.compile(r"^(?:@[\w.-]+/[\w.-]+|[a-z][\w]*[-_.][\w.-]+|[a-z]+\d+[a-z\d]*)$")
 _MODEL_NUMBER = re.compile(r"(?:^|\s)(?:[A-Z]{0,3}\d{1,4}[a-zA-Z]{0,3}|\d+(?:\.\d+)*)$")
 _ADDRESS = re.compile(r"^\d{1,5}(?:\s*(?:bis|ter))?,?\s")
 _ACRONYM = re.compile(r"^[A-Z]{2,6}$")
-_SENTENCE_END = re.compile(r"[.!?\n]")
+_ACRONYM_OF = re.compile(r"^[A-Z]{2,6}\s+(?:de\s+|du\s+|des\s+|d['’]|of\s+)[A-ZÀ-Ý]")
+# A full stop that ends a sentence, not a title's ("M. Benhamou", "Dr. Shah", "St. Mary").
+FULL_STOP = r"(?:(?<!\bM)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bPr)\.)"
+_SENTENCE_END = re.compile(rf"{FULL_STOP}|[!?\n]")
 _OF_NAMED = re.compile(r"[A-ZÀ-Ý][\w-]+\s+(?:de\s+|d['’])$")
 
 
@@ -315,6 +303,8 @@ def name_scores(name: str) -> dict[str, float]:
         add("PRODUCT", WEAK)
     if _ACRONYM.match(raw):
         add("CONCEPT", WEAK)
+    elif _ACRONYM_OF.match(raw):  # "CPAM d'Ille-et-Vilaine", "CCI du Rhône": a local office
+        add("ORGANIZATION", MEDIUM)
     return scores
 
 
@@ -339,7 +329,12 @@ def context_scores(text: str, start: int, end: int) -> dict[str, float]:
 
 
 def type_evidence(text: str, name: str, spans: Sequence[tuple[int, int]] = ()) -> dict[str, float]:
-    """Type scores for ``name`` from its own words and every place the turn writes it.
+    """Type scores for ``name`` from its own words, else from every place the turn
+    writes it.
+
+    A name's own words outrank its sentence: "à la Clinique Saint-Aubin" is an
+    organization whatever the preposition says, so the context is read only for a name
+    whose words say nothing.
 
     Args:
         text: the turn.
@@ -347,6 +342,8 @@ def type_evidence(text: str, name: str, spans: Sequence[tuple[int, int]] = ()) -
         spans: where it occurs (found case-insensitively in ``text`` when empty).
     """
     scores = name_scores(name)
+    if scores:
+        return scores
     if not spans:
         pattern = re.compile(rf"(?i)(?<!\w){re.escape(name)}(?!\w)")
         spans = [(m.start(), m.end()) for m in pattern.finditer(text)]

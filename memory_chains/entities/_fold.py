@@ -107,9 +107,12 @@ def is_alias(short: str, long: str, entity_type: str = "") -> bool:
         return False
     if entity_type.upper() in _ANY_PART_TYPES:
         return True
-    if a == b[: len(a)] and set(b[len(a) :]) <= _ORG_WORDS:
-        # "Maplestone" names "Maplestone Bank", "Quillmark" "Quillmark Analytics"; "Marie"
-        # does not name "Marie Curie Institute", nor "Dell" "Dell XPS 15".
+    if (a == b[: len(a)] and set(b[len(a) :]) <= _ORG_WORDS) or (
+        a == b[len(b) - len(a) :] and set(b[: len(b) - len(a)]) <= _ORG_WORDS
+    ):
+        # "Maplestone" names "Maplestone Bank", "Quillmark" "Quillmark Analytics",
+        # "Berthelot-Janin" "Cabinet Berthelot-Janin"; "Marie" does not name "Marie Curie
+        # Institute", nor "Dell" "Dell XPS 15".
         return True
     if a == b[:1]:
         # An organization is called by its first word ("Quillmark" for "Quillmark

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from memory_chains.entities._evidence import FULL_STOP
 from memory_chains.entities._fold import _words, fold
 
 BRANDS = _words(
@@ -244,6 +245,19 @@ HEADED_RE = re.compile(
     rf"\b(?P<head>gamme|offre|formule|forfait|pack|loi|option|programme)\s+"
     rf"(?P<name>{_CAP}(?:\s+(?:to\s+|de\s+|du\s+)?{_CAP})*)"
 )
+# A French institution's name: a capitalised head noun after a determiner, one or two
+# lower-case adjectives, then its proper name ("la Clinique dentaire Saint-Aubin", "au
+# Lycée professionnel Jean-Moulin", "le Centre hospitalier de Cornouaille"). The adjectives
+# are recognised by their endings, so no verb ("la Banque propose …") is taken in.
+_ADJECTIVE = (
+    r"[a-zà-ÿ][\w-]*(?:aire|al|ale|aux|ier|ière|ique|if|ive|el|elle|eur|eure|ien|ienne|ois|"
+    r"oise|ais|aise|é|ée|ain|aine|ine)s?"
+)
+INSTITUTION_RE = re.compile(
+    rf"(?i:\b(?:la|le|l['’]|au|du|les|aux|des|à la|à l['’]|de la|de l['’]))\s*"
+    rf"(?P<name>(?P<head>[A-ZÀ-Ý][\w-]*)(?:\s+{_ADJECTIVE}\b){{1,2}}\s+"
+    rf"(?:(?:de la|de l['’]|des|du|de|d['’])\s*)?{_CAP}(?:\s+(?:de\s+|du\s+|des\s+|d['’])?{_CAP})*)"
+)
 # Software names written the way code is: "@scope/pkg", "orbilo-py", "next.js", "ggplot2".
 CODE_RE = re.compile(
     r"(?<![\w@/.-])(?:@[a-z0-9][\w.-]*/[\w.-]+|[A-Za-z][a-z0-9]*\.js"
@@ -256,7 +270,7 @@ INSTALL_RE = re.compile(
     r"(?P<v>[a-z][\w.-]*[a-z0-9])"
 )
 CAPS_RE = re.compile(
-    r"\b[A-ZÀ-Ý][\w'’-]*(?:\s+(?:de\s+|du\s+|des\s+|la\s+|of\s+|&\s+)?[A-ZÀ-Ý][\w'’-]*)*"
+    r"\b[A-ZÀ-Ý][\w'’-]*(?:\s+(?:de\s+|du\s+|des\s+|la\s+|of\s+|&\s+|d['’])?[A-ZÀ-Ý][\w'’-]*)*"
 )
 SKILL_RE = re.compile(
     r"(?<![\w+#])(?:"
@@ -264,7 +278,9 @@ SKILL_RE = re.compile(
     + r")(?![\w+#])"
 )
 POSITION_RE = re.compile(rf"\b{POSITIONS}\b", re.IGNORECASE)
-SENTENCE_START = re.compile(r"(?:^|[.!?:\n]\s*|\b(?:User|Assistant|AI|Human)\s*:\s*)$")
+SENTENCE_START = re.compile(
+    rf"(?:^|(?:{FULL_STOP}|[!?:\n])\s*|\b(?:User|Assistant|AI|Human)\s*:\s*)$"
+)
 STOP_CAPS = frozenset(
     fold(w)
     for w in _words(

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memory_chains.entities import _lexicon as lx
-from memory_chains.entities._evidence import MEDIUM, best_type, type_evidence
+from memory_chains.entities._evidence import MEDIUM, NAME_HEADS, best_type, type_evidence
 from memory_chains.entities._fold import fold, is_alias, tokens
 from memory_chains.entities._names import shared_name_typer
 from memory_chains.entities._relrules import rule_relations, speaks_for
@@ -216,6 +216,11 @@ class RuleEntityExtractor:
             add(m.start(), m.end(), m.group(0), "LOCATION")
         for m in lx.HEADED_RE.finditer(text):
             add(m.start(), m.end(), m.group(0), _HEAD_TYPES.get(m.group("head"), "PRODUCT"))
+        for m in lx.INSTITUTION_RE.finditer(text):
+            head = fold(m.group("head"))
+            for etype in ("ORGANIZATION", "LOCATION"):
+                if head in NAME_HEADS[etype]:
+                    add(m.start("name"), m.end("name"), m.group("name"), etype)
         for m in lx.CODE_RE.finditer(text):
             add(m.start(), m.end(), m.group(0), "PRODUCT")
         for m in lx.INSTALL_RE.finditer(text):

@@ -45,6 +45,7 @@ def _types(text: str) -> dict[str, str]:
         ("User: Ça relève de la loi TRAVEN.", "loi TRAVEN", "CONCEPT"),
         ("User: I applied to the MSc Coastal Ecology.", "MSc Coastal Ecology", "CONCEPT"),
         ("User: I'm between Ardlow and Quenby.", "Quenby", "LOCATION"),
+        ("User: La CRAV du Vendrel m'a répondu.", "CRAV du Vendrel", "ORGANIZATION"),
     ],
 )
 def test_unknown_names_are_typed_from_their_sentence(text, name, expected):
@@ -62,6 +63,78 @@ def test_evidence_adds_up_and_best_type_respects_the_allowed_types():
     assert scores["ORGANIZATION"] > 0 and scores["LOCATION"] > 0
     assert best_type(scores, ["PERSON"], "PERSON") == "PERSON"
     assert best_type({}, None, "CONCEPT") == "CONCEPT"
+
+
+def test_a_names_own_head_noun_outranks_the_preposition_before_it():
+    # "à la Clinique …" says place, the name's own word says organization: the name wins.
+    assert _types("User: Rendez-vous à la Clinique Vorlane.")["Clinique Vorlane"] == (
+        "ORGANIZATION"
+    )
+    # A name whose words say nothing is still typed from its sentence.
+    assert type_evidence("User: chez Brellin", "Brellin")["ORGANIZATION"] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        (
+            "Ici la Clinique vétérinaire Saint-Orlan, à Kervaric.",
+            "Clinique vétérinaire Saint-Orlan",
+            "ORGANIZATION",
+        ),
+        (
+            "Mon fils est au Lycée professionnel Jean-Tarvel.",
+            "Lycée professionnel Jean-Tarvel",
+            "ORGANIZATION",
+        ),
+        (
+            "Le Centre hospitalier de Quenbourg a rappelé.",
+            "Centre hospitalier de Quenbourg",
+            "ORGANIZATION",
+        ),
+        (
+            "Je suis admise à l'École Supérieure d'Optique du Vendrel.",
+            "École Supérieure d'Optique du Vendrel",
+            "ORGANIZATION",
+        ),
+        (
+            "On dort à la Résidence universitaire Pellow.",
+            "Résidence universitaire Pellow",
+            "LOCATION",
+        ),
+    ],
+)
+def test_a_french_institution_name_keeps_its_adjectives_and_de(text, name, expected):
+    assert _types(text).get(name) == expected, _types(text)
+
+
+def test_a_verb_after_an_institution_noun_does_not_join_the_name():
+    found = _types("La Banque propose Vendrix Flex.")
+    assert "Banque propose Vendrix Flex" not in found
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        ("User: Le syndic Marvelot-Brun nous écrit.", "Marvelot-Brun", "ORGANIZATION"),
+        ("User: J'ai pris l'abonnement Quarto.", "Quarto", "PRODUCT"),
+        ("User: The clinic Ardlow Vale called me back.", "Ardlow Vale", "ORGANIZATION"),
+    ],
+)
+def test_a_determiner_and_a_type_noun_before_a_name_type_it(text, name, expected):
+    assert _types(text).get(name) == expected, _types(text)
+
+
+def test_a_titles_full_stop_does_not_end_the_sentence():
+    assert _types("Une heure d'anglais avec M. Trevannec. Merci.").get("Trevannec") == "PERSON"
+    assert _types("I saw Dr. Quellow yesterday.").get("Quellow") == "PERSON"
+
+
+def test_a_name_after_its_head_noun_is_the_same_organization():
+    t = EntityTracker(RuleEntityExtractor())
+    t.observe("Le syndic Marvelot-Brun nous écrit.", "Ici Sabrine, du Cabinet Marvelot-Brun.")
+    orgs = [e for e in t.entities() if "Marvelot-Brun" in (e.name, *e.aliases)]
+    assert len(orgs) == 1 and orgs[0].type == "ORGANIZATION", t.entities()
 
 
 def test_lower_case_repeat_of_a_name_is_an_alias_of_it():
