@@ -6,8 +6,7 @@ stay fast; see ``__all__`` for what is exported.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from memory_chains._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -71,14 +70,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memory_chains' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -32,9 +32,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory_chains._lazy import lazy_exports
 from memory_chains.context._allocate import allocate
 from memory_chains.context._block import ContextBlock, Shrink, fit
 from memory_chains.context._builder import (
@@ -118,10 +118,6 @@ __all__ = [
     "to_exchanges",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module("memory_chains.context._langchain"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'memory_chains.context' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__, dict.fromkeys(_LAZY, "memory_chains.context._langchain"), globals()
+)

@@ -18,9 +18,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory_chains._lazy import lazy_exports
 from memory_chains.memory._core import (
     BufferCore,
     MemoryContext,
@@ -66,10 +66,6 @@ __all__ = [
     "normalize_message",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _SHELLS:
-        value = getattr(importlib.import_module("memory_chains.memory._langchain"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'memory_chains.memory' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__, dict.fromkeys(_SHELLS, "memory_chains.memory._langchain"), globals()
+)

@@ -32,9 +32,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory_chains._lazy import lazy_exports
 from memory_chains.config import OPENAI_URL, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -200,14 +200,4 @@ def _remote(provider: str, model: str, base_url: str) -> str:
     return f"{provider}-compatible {model} at {base_url}"
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memory_chains.providers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
