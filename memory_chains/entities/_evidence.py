@@ -14,8 +14,8 @@ it is built:
 
 The name's own words come first: when they give a type, the sentence is not read.
 Otherwise scores add up over every occurrence of the name in the turn; :func:`best_type`
-picks the winner among the configured types. The cue words are the grammar of French and English
-(determiners, prepositions, common nouns), never names of things.
+picks the winner among the configured types. The cue words are the grammar of French and
+English (determiners, prepositions, common nouns), never names of things.
 
 Example:
     >>> text = "Je rentre à Wazemmes chez Ravalco avec Mme Berthier."
