@@ -238,8 +238,8 @@ _DETERMINERS = r"(?:le|la|les|l'|du|au|aux|un|une|notre|votre|the|our|your|my|a|
 
 
 def _lead(etype: str) -> str:
-    nouns = sorted(NAME_HEADS[etype] | _LEAD_NOUNS.get(etype, frozenset()), key=len)
-    return rf"{_DETERMINERS}\s?(?:{'|'.join(reversed(nouns))})"
+    nouns = NAME_HEADS[etype] | _LEAD_NOUNS.get(etype, frozenset())
+    return rf"{_DETERMINERS}\s?(?:{'|'.join(sorted(nouns, key=len, reverse=True))})"
 
 
 # "l'offre X", "le syndic X", "the clinic X": a determiner and a noun that says the type.
