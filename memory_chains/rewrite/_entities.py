@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from memory_chains._folding import fold
 from memory_chains.rewrite._history import Turn
 
+__all__ = ["candidate_entities", "names_in"]
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -63,7 +65,13 @@ def _model_number(toks: Sequence[str], j: int) -> bool:
     )
 
 
-def _names_in(text: str) -> list[str]:
+def names_in(text: str) -> list[str]:
+    """The names ``text`` holds, in order ("Le Dell XPS 15 ou le Lenovo ?" → both).
+
+    Example:
+        >>> names_in("Je compare le Dell XPS 15 et le Lenovo ThinkPad.")
+        ['Dell XPS 15', 'Lenovo ThinkPad']
+    """
     toks = _TOKEN.findall(text.replace("’", "'"))
     names: list[str] = []
     i = 0
@@ -139,7 +147,7 @@ def candidate_entities(
 
     for _, text in reversed(turns):
         # Within a turn, the last mention is the most recent one.
-        for name in reversed(_names_in(text)):
+        for name in reversed(names_in(text)):
             add(name)
     # The caller's hints (an entity memory) come after what the history shows: they reach
     # referents that left the window, but ahead of the history they drown the recent ones.

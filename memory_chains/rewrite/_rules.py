@@ -31,6 +31,7 @@ from collections.abc import Collection, Sequence
 from memory_chains._folding import fold
 from memory_chains._language import detect_language
 from memory_chains.rewrite._detect import analyse
+from memory_chains.rewrite._ellipsis import moved_name, reframe
 from memory_chains.rewrite._history import Turn
 from memory_chains.rewrite._ordinals import ordinal_phrase, ordinal_referent
 
@@ -311,6 +312,11 @@ def rule_rewrite(
         referent: what the question is about, when known (the model's ``about``).
     """
     folded = fold(question)
+    moved = moved_name(question)
+    if moved is not None and not moved[1] and not referent:
+        # "Et pour le Lenovo ?": the last question, asked of the Lenovo.
+        frame = next((text for role, text in reversed(turns) if role == "user"), "")
+        return reframe(frame, question, names) if frame else None
     chosen = referent or ordinal_referent(question, turns, names)
     if not chosen:
         compares = "comparison" in analyse(question).reasons

@@ -37,6 +37,8 @@ from memory_chains._language import detect_language
 from memory_chains._terms import QUESTION_WORDS, keywords, stem
 from memory_chains.errors import MalformedOutputError
 from memory_chains.rewrite._detect import Detection
+from memory_chains.rewrite._ellipsis import reframe
+from memory_chains.rewrite._entities import names_in
 from memory_chains.rewrite._history import Turn
 
 __all__ = ["Verdict", "read_answer", "read_question", "verify"]
@@ -229,7 +231,7 @@ def verify(
     own = _own(question)
     lost = [w for w in own if stem(w)[:6] not in kept]
     if own and len(lost) * 2 > len(own):
-        framed = _framed(rewrite, question, turns)
+        framed = _framed(rewrite, question, turns, names)
         if framed is None:
             return Verdict(None, f"drops the question's words ({', '.join(lost)})")
         rewrite, note = framed, "the question's complement put back in its frame"
@@ -306,30 +308,21 @@ def _copied_from_answer(
     return " ".join(longest) if len(brought) >= 2 else ""
 
 
-_ELLIPSIS_LEAD = re.compile(
-    r"^\s*(?:et|mais|and|but|what about|how about|and what about|and how about)\s+(?P<rest>.+?)"
-    r"\s*[?.!]*\s*$",
-    re.IGNORECASE,
-)
-
-
-def _framed(rewrite: str, question: str, turns: Sequence[Turn]) -> str | None:
-    """An elliptic question ("Et pour le samedi ?") put back into the earlier question the
-    model returned as it was ("Quels sont les horaires du cours de Pilates ?"), else None.
+def _framed(rewrite: str, question: str, turns: Sequence[Turn], names: Sequence[str]) -> str | None:
+    """An elliptic question ("Et pour le samedi ?", "Et pour le Lenovo ?") put back into
+    the earlier question the model returned as it was, else None (:func:`reframe`).
 
     Example:
         >>> turns = [("user", "Quels sont les horaires du cours de Pilates ?")]
-        >>> _framed("Quels sont les horaires du cours de Pilates ?", "Et pour le samedi ?", turns)
+        >>> _framed(turns[0][1], "Et pour le samedi ?", turns, [])
         'Quels sont les horaires du cours de Pilates pour le samedi ?'
+        >>> _framed(turns[0][1], "Et pour le Yoga ?", turns, [])
+        'Quels sont les horaires du cours de Yoga ?'
     """
-    lead = _ELLIPSIS_LEAD.match(question)
     words = _WORDS.findall(fold(rewrite))
-    if lead is None or not any(words == _WORDS.findall(fold(t)) for r, t in turns if r == "user"):
+    if not any(words == _WORDS.findall(fold(t)) for r, t in turns if r == "user"):
         return None
-    body = rewrite.rstrip(" ?.!")
-    mark = "?" if "?" in question else ""
-    space = " " if mark and rewrite.rstrip().endswith(" ?") else ""
-    return f"{body} {lead.group('rest')}{space}{mark}"
+    return reframe(rewrite, question, [*names, *(n for _, t in turns for n in names_in(t))])
 
 
 def _in_a_name(number: str, names: Sequence[str]) -> bool:

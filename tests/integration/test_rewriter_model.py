@@ -86,6 +86,24 @@ def test_demo_follow_ups_name_their_referent(
     assert appended(result.standalone, question, history) is None, shown
 
 
+@pytest.mark.parametrize("question", ["Et pour le Lenovo ?", "Et celui de Lenovo ?"])
+def test_a_follow_up_moving_the_question_to_another_laptop(
+    rewriter: QueryRewriter, question: str
+) -> None:
+    history = DEMOS[1][0]
+    result = rewriter.rewrite(
+        question,
+        [
+            *history,
+            ("user", "Quelle est sa garantie ?"),
+            ("assistant", "Le Dell XPS 15 est garanti 2 ans."),
+        ],
+    )
+    shown = (result.standalone, result.method, result.error)
+    assert "lenovo" in fold(result.standalone), shown
+    assert "dell" not in fold(result.standalone), shown  # not spliced into the Dell's question
+
+
 def test_the_comparison_searches_both_laptops(rewriter: QueryRewriter) -> None:
     history, question, _ = DEMOS[2]
     queries = [fold(q) for q in rewriter.rewrite(question, history).queries]

@@ -111,6 +111,7 @@ def test_read_question_variants() -> None:
     [
         "memory_chains.rewrite",
         "memory_chains.rewrite._detect",
+        "memory_chains.rewrite._ellipsis",
         "memory_chains.rewrite._entities",
         "memory_chains.rewrite._ordinals",
         "memory_chains._ranking",
