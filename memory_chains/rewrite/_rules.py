@@ -315,7 +315,7 @@ def rule_rewrite(
     moved = moved_name(question)
     if moved is not None and not moved[1] and not referent:
         # "Et pour le Lenovo ?": the last question, asked of the Lenovo.
-        frame = next((text for role, text in reversed(turns) if role == "user"), "")
+        frame = next((t for role, t in reversed(turns) if role == "user" and "?" in t), "")
         return reframe(frame, question, names) if frame else None
     chosen = referent or ordinal_referent(question, turns, names)
     if not chosen:

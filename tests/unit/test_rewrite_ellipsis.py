@@ -82,3 +82,9 @@ def test_a_model_that_returns_the_earlier_question_gets_the_new_name_put_in() ->
     result = QueryRewriter(llm).rewrite("Et celle de Kinetix ?", HISTORY)
     assert result.standalone == "Quelle est la garantie de la trottinette Kinetix ?"
     assert result.method == "model"
+
+
+def test_the_rules_only_move_a_question() -> None:
+    history = [("user", "Je cherche la trottinette Volta S2."), ("assistant", "Elle est en stock.")]
+    result = QueryRewriter(use_model=False).rewrite("Et pour la Kinetix ?", history)
+    assert "cherche" not in result.standalone
