@@ -28,7 +28,13 @@ from collections.abc import Sequence
 from memory_chains._folding import fold
 from memory_chains.rewrite._entities import names_in
 
-__all__ = ["ELLIPSIS_LEAD", "moved_name", "reframe"]
+__all__ = [
+    "ELLIPSIS_LEAD",
+    "STARTS_WITH_VOWEL",
+    "moved_name",
+    "moves_to_another_thing",
+    "reframe",
+]
 
 ELLIPSIS_LEAD = re.compile(
     r"^\s*(?:et|mais|and|but|what about|how about|and what about|and how about)\s+(?P<rest>.+?)"
@@ -48,7 +54,8 @@ _TOPIC = re.compile(
 )
 _DETERMINERS = r"(?:(?:le|la|les|un|une|des|the|a|an|my|mon|ma|mes)\s+|l['’]\s*)?"
 _ELIDED = re.compile(r"(?<!\w)[ld]['’]$", re.IGNORECASE)
-_VOWEL = re.compile(r"^[aeiouyhàâéèêîôû]", re.IGNORECASE)
+STARTS_WITH_VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", re.IGNORECASE)
+"""A word French elides an article before ("l'Orbea", "d'Ambre")."""
 _PREPOSITION = re.compile(
     r"^(?P<prep>vers|depuis|chez|à|au|aux|en|dans|sur|avec|sans|entre|to|from|in|at|on|with|"
     rf"into|via|by)\s+{_DETERMINERS}(?P<name>.+)$",
@@ -68,9 +75,23 @@ def moved_name(question: str) -> tuple[str, str] | None:
         (('Maroc', 'vers'), None)
     """
     lead = ELLIPSIS_LEAD.match(question)
-    if lead is None:
-        return None
-    rest = lead.group("rest").strip()
+    return None if lead is None else _moved(lead["rest"].strip())
+
+
+def moves_to_another_thing(question: str) -> bool:
+    """True when ``question`` asks the earlier question of another thing, named with no
+    preposition of its own ("Et pour le Lenovo ?", "What about the Zephyr one?"): it names
+    what it is about, and the earlier question's name is left behind.
+
+    Example:
+        >>> [moves_to_another_thing(q) for q in ("Et celui de Lenovo ?", "Et vers le Maroc ?")]
+        [True, False]
+    """
+    moved = moved_name(question)
+    return moved is not None and not moved[1]
+
+
+def _moved(rest: str) -> tuple[str, str] | None:
     preposition = _PREPOSITION.match(rest)
     prep, phrase = (preposition["prep"].lower(), preposition["name"]) if preposition else ("", "")
     if not preposition:
@@ -92,10 +113,12 @@ def _asked_names(frame: str, names: Sequence[str]) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _substituted(frame: str, moved: tuple[str, str], rest: str, names: Sequence[str]) -> str | None:
-    """The frame with the name it asks about replaced, or None when it names no single one."""
+def _substituted(
+    frame: str, moved: tuple[str, str], rest: str, spans: Sequence[tuple[int, int]]
+) -> str | None:
+    """The frame with the name it asks about (one of ``spans``) replaced, or None when it
+    names no single one."""
     name, prep = moved
-    spans = _asked_names(frame, [*names, *names_in(frame)])
     if prep:  # only the name after the same preposition changes: "vers l'Espagne"
         before = re.compile(rf"(?<!\w){re.escape(prep)}\s+{_DETERMINERS}$", re.IGNORECASE)
         spans = [(found.start(), e) for s, e in spans if (found := before.search(frame[:s]))]
@@ -105,7 +128,7 @@ def _substituted(frame: str, moved: tuple[str, str], rest: str, names: Sequence[
     if prep:  # the follow-up's own words: "vers le Maroc"
         return frame[:start] + rest.strip(" ?.!") + frame[end:]
     head = frame[:start]
-    if _ELIDED.search(head) and not _VOWEL.match(name):  # "de l'Orbea" → "de Lenovo"
+    if _ELIDED.search(head) and not STARTS_WITH_VOWEL.match(name):  # "de l'Orbea" → "de Lenovo"
         head = _ELIDED.sub(lambda m: "de " if m[0].lower().startswith("d") else "", head)
     return head + name + frame[end:]
 
@@ -131,12 +154,13 @@ def reframe(frame: str, question: str, names: Sequence[str] = ()) -> str | None:
     lead = ELLIPSIS_LEAD.match(question)
     if lead is None:
         return None
-    moved = moved_name(question)
+    moved = _moved(lead["rest"].strip())
     if moved is not None:
-        written = _substituted(frame, moved, lead.group("rest"), names)
+        spans = _asked_names(frame, [*names, *names_in(frame)])
+        written = _substituted(frame, moved, lead["rest"], spans)
         if written is not None:
             return written
-        if not moved[1] and _asked_names(frame, [*names, *names_in(frame)]):
+        if not moved[1] and spans:
             return None  # which of the frame's names the new one replaces is unknown
     body = frame.rstrip(" ?.!")
     mark = "?" if "?" in question else ""

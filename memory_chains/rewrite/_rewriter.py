@@ -38,7 +38,7 @@ from memory_chains._folding import fold
 from memory_chains._history import message_text
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
-from memory_chains.rewrite._ellipsis import moved_name
+from memory_chains.rewrite._ellipsis import moves_to_another_thing
 from memory_chains.rewrite._entities import candidate_entities
 from memory_chains.rewrite._history import Turn, normalise_history
 from memory_chains.rewrite._ordinals import ordinal_referent
@@ -134,8 +134,7 @@ class _Plan:
         question that names its own subject or only lacks one, unless ``about`` is a known
         name.
         """
-        moved = moved_name(self.question)
-        if moved is not None and not moved[1]:
+        if moves_to_another_thing(self.question):
             return []  # "Et pour le Lenovo ?" names what it is about; the Dell is left behind
         heard = fold(" ".join(text for _, text in self.history))
         known = {fold(n) for n in self.names}  # the counted item is one of them

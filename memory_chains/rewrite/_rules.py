@@ -31,7 +31,7 @@ from collections.abc import Collection, Sequence
 from memory_chains._folding import fold
 from memory_chains._language import detect_language
 from memory_chains.rewrite._detect import analyse
-from memory_chains.rewrite._ellipsis import moved_name, reframe
+from memory_chains.rewrite._ellipsis import STARTS_WITH_VOWEL, moves_to_another_thing, reframe
 from memory_chains.rewrite._history import Turn
 from memory_chains.rewrite._ordinals import ordinal_phrase, ordinal_referent
 
@@ -41,7 +41,6 @@ RULES = ("substitution", "completion")
 """The rule families, in the order they are tried."""
 
 _I = re.IGNORECASE
-_VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", _I)
 _DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
 
 # "the cheaper one", "the other one", "that one"; "celui à 12,99 €", "celle des bénévoles".
@@ -118,7 +117,7 @@ def _of(phrase: str) -> str:
         return "des " + phrase[4:]
     if low.startswith(("la ", "l'")):
         return "de " + phrase
-    return f"d'{phrase}" if _VOWEL.match(phrase) else f"de {phrase}"
+    return f"d'{phrase}" if STARTS_WITH_VOWEL.match(phrase) else f"de {phrase}"
 
 
 def _to(phrase: str) -> str:
@@ -251,7 +250,7 @@ def _definite(possessive: re.Match[str]) -> str:
     """The possessive's noun with a definite article: "sa garantie" → "la garantie"."""
     noun = possessive.group("noun")
     det = {"sa": "la", "son": "le"}.get(possessive.group("det").lower(), "les")
-    return f"l'{noun}" if det != "les" and _VOWEL.match(noun) else f"{det} {noun}"
+    return f"l'{noun}" if det != "les" and STARTS_WITH_VOWEL.match(noun) else f"{det} {noun}"
 
 
 def put_referent(
@@ -312,8 +311,7 @@ def rule_rewrite(
         referent: what the question is about, when known (the model's ``about``).
     """
     folded = fold(question)
-    moved = moved_name(question)
-    if moved is not None and not moved[1] and not referent:
+    if moves_to_another_thing(question) and not referent:
         # "Et pour le Lenovo ?": the last question, asked of the Lenovo.
         frame = next((t for role, t in reversed(turns) if role == "user" and "?" in t), "")
         return reframe(frame, question, names) if frame else None

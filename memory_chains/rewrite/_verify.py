@@ -38,7 +38,6 @@ from memory_chains._terms import QUESTION_WORDS, keywords, stem
 from memory_chains.errors import MalformedOutputError
 from memory_chains.rewrite._detect import Detection
 from memory_chains.rewrite._ellipsis import reframe
-from memory_chains.rewrite._entities import names_in
 from memory_chains.rewrite._history import Turn
 
 __all__ = ["Verdict", "read_answer", "read_question", "verify"]
@@ -322,7 +321,7 @@ def _framed(rewrite: str, question: str, turns: Sequence[Turn], names: Sequence[
     words = _WORDS.findall(fold(rewrite))
     if not any(words == _WORDS.findall(fold(t)) for r, t in turns if r == "user"):
         return None
-    return reframe(rewrite, question, [*names, *(n for _, t in turns for n in names_in(t))])
+    return reframe(rewrite, question, names)
 
 
 def _in_a_name(number: str, names: Sequence[str]) -> bool:
