@@ -11,6 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from memory_chains._calendar import (
+    MONTH_ABBREVIATIONS_EN,
+    MONTHS_EN,
+    MONTHS_FR,
+    WEEKDAYS_EN,
+    WEEKDAYS_FR,
+    alternation,
+)
 from memory_chains.entities._evidence import FULL_STOP
 from memory_chains.entities._fold import _words, fold
 
@@ -111,24 +119,9 @@ POSITIONS = (
     r"des ventes|RH))*"
 )
 
-_MONTHS_FR = "|".join(
-    _words(
-        "janvier février fevrier mars avril mai juin juillet août aout septembre octobre "
-        "novembre décembre decembre"
-    )
-)
-_MONTHS_EN = "|".join(
-    _words(
-        "January February March April May June July August September October November "
-        "December Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
-    )
-)
-_DAYS = "|".join(
-    _words(
-        "lundi mardi mercredi jeudi vendredi samedi dimanche Monday Tuesday Wednesday "
-        "Thursday Friday Saturday Sunday"
-    )
-)
+_MONTHS_FR = alternation(MONTHS_FR)
+_MONTHS_EN = alternation((*MONTHS_EN, *MONTH_ABBREVIATIONS_EN))
+_DAYS = alternation((*WEEKDAYS_FR, *WEEKDAYS_EN))
 
 _TIME = r"(?:\d{1,2}\s?h(?:\s?\d{2})?|\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})"
 _TIME_STRICT = (

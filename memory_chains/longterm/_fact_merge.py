@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from memory_chains._calendar import CALENDAR_WORDS, PARTS_OF_DAY
 from memory_chains._folding import fold
 from memory_chains._terms import STOP_WORDS
 from memory_chains.longterm._fact_types import Fact, FactCandidate, FactChanges
@@ -24,14 +25,7 @@ from memory_chains.longterm._vectors import cosine
 __all__ = ["anchors", "restates"]
 
 _MAX_SOURCES = 20
-_TIME_WORDS = frozenset([
-    "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "matin", "midi",
-    "soir", "nuit", "apres-midi", "monday", "tuesday", "wednesday", "thursday", "friday",
-    "saturday", "sunday", "morning", "noon", "evening", "night", "afternoon", "janvier",
-    "fevrier", "mars", "avril", "mai", "juin", "juillet", "aout", "septembre", "octobre",
-    "novembre", "decembre", "january", "february", "march", "april", "may", "june", "july",
-    "august", "september", "october", "november", "december",
-])  # fmt: skip
+_TIME_WORDS = CALENDAR_WORDS | {fold(w) for w in PARTS_OF_DAY}
 _NUMBER_WORDS = frozenset([
     "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze",
     "vingt", "trente", "cent", "mille", "two", "three", "four", "five", "seven", "eight",

@@ -25,17 +25,12 @@ from datetime import date, datetime
 import numpy as np
 import numpy.typing as npt
 
+from memory_chains._calendar import MONTH_NUMBERS
 from memory_chains._folding import fold
 
 __all__ = ["DayMention", "MonthMention", "date_mask", "question_dates"]
 
-_MONTH_NAMES = (
-    ("january", "janvier"), ("february", "fevrier"), ("march", "mars"), ("april", "avril"),
-    ("may", "mai"), ("june", "juin"), ("july", "juillet"), ("august", "aout"),
-    ("september", "septembre"), ("october", "octobre"), ("november", "novembre"),
-    ("december", "decembre"),
-)  # fmt: skip
-_MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names}
+_MONTHS = MONTH_NUMBERS
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + ")"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th|er)?"
 _YEAR = r"(\d{4})"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_chains._calendar import WEEKDAYS_FR
 from memory_chains._language import WORD_RE, detect_language
 
 __all__ = ["Detection", "analyse", "detect_language"]
@@ -23,6 +24,8 @@ __all__ = ["Detection", "analyse", "detect_language"]
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE | re.UNICODE)
 
+
+_WEEKDAYS = "|".join(WEEKDAYS_FR)
 
 # (reason, pattern) pairs, checked on the question with ’ normalised to '.
 _FR_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -63,8 +66,8 @@ _FR_REFERENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "object pronoun",
         _rx(
             r"\b(je|j'|tu|on|nous|vous|ne|n')\s*(le|la|les|l')\s*"
-            r"(?!(plus|moins|meilleur|meilleure|prix|même|matin|soir|week-end|samedi|"
-            r"dimanche|lundi|mardi|mercredi|jeudi|vendredi)\b)[a-zà-ÿ]+"
+            rf"(?!(plus|moins|meilleur|meilleure|prix|même|matin|soir|week-end|{_WEEKDAYS})\b)"
+            r"[a-zà-ÿ]+"
             r"(er|ir|re|ez|ons|e|es|ent|ai|a|it)\b"
         ),
     ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from memory_chains._calendar import is_calendar_word
 from memory_chains._folding import fold
 from memory_chains.rewrite._history import Turn
 
@@ -34,7 +35,7 @@ _COMMON = _words(
     here yes please ok okay après avant depuis pendant entre selon sinon aujourd'hui demain
     hier ma mon mes ta ton tes notre nos votre vos deux trois quatre belle bon bonne
     excellent excellente pensez compare comparez parlez voici good great up lovely very
-    tell i'm we're it's we'll se ça
+    tell i'm we're it's we'll se ça à at from
     """
 )
 _UNITS = _words(
@@ -71,6 +72,8 @@ def names_in(text: str) -> list[str]:
     Example:
         >>> names_in("Je compare le Dell XPS 15 et le Lenovo ThinkPad.")
         ['Dell XPS 15', 'Lenovo ThinkPad']
+        >>> names_in("The Orla Fund replied on Tuesday 4 June, as in March.")
+        ['Orla Fund']
     """
     toks = _TOKEN.findall(text.replace("’", "'"))
     names: list[str] = []
@@ -106,7 +109,9 @@ def names_in(text: str) -> list[str]:
         # word ("Déclarez le sinistre"); a name there shows itself by a digit or an inner
         # capital ("BioSèvre"), or by being named again mid-sentence.
         plain_opener = sentence_start and len(run) == 1 and tok[1:].islower()
-        if not single_common and not plain_opener:
+        # "February", "Tuesday 4 June": a date, never what a question is about.
+        a_date = all(is_calendar_word(t) or t.isdigit() for t in run)
+        if not single_common and not plain_opener and not a_date:
             names.append(name)
         i = j
     return names

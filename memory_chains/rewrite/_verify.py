@@ -247,7 +247,7 @@ _FIRST_PERSON = re.compile(
 )
 _SECOND_PERSON = re.compile(
     r"(?<![\w'-])(?:vous|votre|vos|tu|toi|ton|ta|tes|you|your|yours|yourself)(?![\w'-])|"
-    r"-(?:vous|tu)\b",
+    r"(?<!\brendez)-(?:vous|tu)\b",  # "pouvez-vous", not the noun "rendez-vous"
 )
 
 
@@ -263,6 +263,8 @@ def _person_flip(rewrite: str, question: str) -> str:
     Example:
         >>> _person_flip("Quel est votre plafond ?", "Et mon plafond ?")
         'je → vous'
+        >>> _person_flip("Le cabinet prend-il des rendez-vous le soir ?", "J'y vais le soir ?")
+        ''
         >>> _person_flip("Quel est mon plafond pour la Carte Onyx ?", "Et mon plafond ?")
         ''
     """

@@ -136,6 +136,18 @@ def test_bad_rewrites_are_rejected_and_the_rules_write(reply: str, reason: str) 
     assert result.queries[-1] == "Je cherche un portable pour jouer. Et sa carte graphique ?"
 
 
+def test_the_users_person_is_kept_and_a_rendez_vous_is_no_second_person() -> None:
+    history = [("user", "Je dois voir le Dr Morvan au cabinet Kerlan."),
+               ("assistant", "Le cabinet Kerlan ouvre à 8 h.")]  # fmt: skip
+    question = "je peux venir sans prendre de rendez-vous ?"
+    kept = "Je peux venir au cabinet Kerlan sans prendre de rendez-vous ?"
+    result, _ = rewrite(answer(kept), question, history)
+    assert (result.method, result.standalone) == ("model", kept), result.error
+    flipped = "Pouvez-vous venir au cabinet Kerlan sans prendre de rendez-vous ?"
+    result, _ = rewrite(answer(flipped), question, history)
+    assert result.method == "rules" and "je → vous" in (result.error or ""), result.error
+
+
 def test_a_number_the_conversation_does_not_hold_is_rejected() -> None:
     result, _ = rewrite(answer("Quelle est la carte graphique de l'ASUS ROG Strix G15 de 2024 ?"))
     assert result.method == "rules" and "numbers" in (result.error or "")

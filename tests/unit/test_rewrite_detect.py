@@ -82,6 +82,14 @@ def test_candidates_skip_sentence_starts_and_units() -> None:
     assert candidate_entities(turns) == ("Yoga Vinyasa", "Camille")
 
 
+def test_a_sentence_opening_preposition_is_not_part_of_the_name() -> None:
+    turns = [
+        ("assistant", "À la Maison Verlaine, le dépôt se fait le matin."),
+        ("assistant", "At the Corbel Exchange they open at nine."),
+    ]
+    assert candidate_entities(turns) == ("Corbel Exchange", "Maison Verlaine")
+
+
 def test_candidates_hints_after_the_history() -> None:
     assert candidate_entities([("user", "Le Dell XPS 15")], ["Porto"]) == ("Dell XPS 15", "Porto")
 

@@ -179,3 +179,14 @@ def test_the_verifier_keeps_a_rewrite_in_the_questions_person() -> None:
         "Quel est mon plafond avec la Carte Onyx ?", question, analyse(question), history
     )
     assert verdict.accepted, verdict
+
+
+def test_a_month_or_a_weekday_is_never_the_referent() -> None:
+    turns = [
+        ("user", "I applied for the Corran Work Visa in February."),
+        ("assistant", "Decisions are sent out on Monday; the Corran Work Visa takes 8 weeks."),
+    ]
+    names = candidate_entities(turns)
+    assert names == ("Corran Work Visa",)
+    written = rule_rewrite("and my application, how long before they decide?", turns, names)
+    assert written is None or "February" not in written and "Monday" not in written
