@@ -5,7 +5,11 @@ earlier question and adds what changed: "Quels sont les horaires du cours de Pil
 samedi ?". When what changed is another *name* ("Et pour le Lenovo ?", "Et celui de
 Lenovo ?", "What about the Lenovo?"), the user moves the same question to another thing:
 that name takes the place of the name the earlier question asked about ("Quelle est la
-garantie du Lenovo ?"), instead of the two being spliced together.
+garantie du Lenovo ?"), instead of the two being spliced together. The new name may come
+with a few words of the earlier question ("Et le cours de Zumba ?" after "… du cours de
+Pilates ?", "the Zumba class" after "the Pilates class"): the name in those same words
+changes. With other words around it ("Et le prix du Lenovo ?") the follow-up names its own
+subject, and no name of the earlier question is spliced into it.
 
 The name it replaces is the one name of the earlier question; when that question names
 several things, the one after the same preposition ("vers l'Espagne" → "vers le Maroc").
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from memory_chains._folding import fold
 from memory_chains.rewrite._entities import names_in
@@ -56,11 +61,25 @@ _DETERMINERS = r"(?:(?:le|la|les|un|une|des|the|a|an|my|mon|ma|mes)\s+|l['’]\s
 _ELIDED = re.compile(r"(?<!\w)[ld]['’]$", re.IGNORECASE)
 STARTS_WITH_VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", re.IGNORECASE)
 """A word French elides an article before ("l'Orbea", "d'Ambre")."""
+_VOWEL = re.compile(r"^[aeiouàâéèêîôû]", re.IGNORECASE)  # not h or y: "de Yoga", "de Hatha"
+_BEFORE_CONSONANT = re.compile(r"(?<!\w)de\s+$")
 _PREPOSITION = re.compile(
     r"^(?P<prep>vers|depuis|chez|à|au|aux|en|dans|sur|avec|sans|entre|to|from|in|at|on|with|"
     rf"into|via|by)\s+{_DETERMINERS}(?P<name>.+)$",
     re.IGNORECASE,
 )
+
+
+class _Move(NamedTuple):
+    name: str
+    prep: str  # the preposition the name follows ("vers"), or ""
+    head: str  # the follow-up's words before the name ("cours de"), folded, or ""
+    tail: str  # the follow-up's words after the name ("class"), folded, or ""
+
+
+# At most this many words around the name in "Et le cours de Zumba ?", "the Zumba class".
+_MAX_AROUND = 3
+_OF = re.compile(r"\s*(?:\b(?:de|du|des|of|for)|\bd')\s*$")
 
 
 def moved_name(question: str) -> tuple[str, str] | None:
@@ -73,9 +92,12 @@ def moved_name(question: str) -> tuple[str, str] | None:
         (('Lenovo', ''), ('Zephyr', ''))
         >>> moved_name("Et vers le Maroc ?"), moved_name("Et pour le samedi ?")
         (('Maroc', 'vers'), None)
+        >>> moved_name("Et le cours de Zumba ?")
+        ('Zumba', '')
     """
     lead = ELLIPSIS_LEAD.match(question)
-    return None if lead is None else _moved(lead["rest"].strip())
+    moved = None if lead is None else _moved(lead["rest"].strip())
+    return None if moved is None else (moved.name, moved.prep)
 
 
 def moves_to_another_thing(question: str) -> bool:
@@ -91,16 +113,26 @@ def moves_to_another_thing(question: str) -> bool:
     return moved is not None and not moved[1]
 
 
-def _moved(rest: str) -> tuple[str, str] | None:
+def _moved(rest: str) -> _Move | None:
+    """The name the complement ``rest`` moves the question to: the whole complement, or
+    one name with a few plain words around it ("le cours de Zumba", "the Zumba class")."""
     preposition = _PREPOSITION.match(rest)
     prep, phrase = (preposition["prep"].lower(), preposition["name"]) if preposition else ("", "")
     if not preposition:
         topic = _TOPIC.match(rest)
         phrase = topic["name"] if topic else rest
     found = names_in(f"Et {phrase}")  # not the first word of a sentence
-    if len(found) != 1 or fold(found[0]) != fold(phrase.strip(" ,")):
-        return None  # the whole complement must be one name
-    return found[0], prep
+    if len(found) != 1:
+        return None
+    name, whole = found[0], fold(phrase.strip(" ,"))
+    if whole == fold(name):
+        return _Move(name, prep, "", "")
+    head, _, tail = whole.partition(fold(name))
+    head, tail = head.strip(), tail.strip()
+    around = len(head.split()) + len(tail.split())
+    if prep or around > _MAX_AROUND or any(c.isdigit() for c in head + tail):
+        return None
+    return _Move(name, "", _OF.sub("", head), tail)
 
 
 def _asked_names(frame: str, names: Sequence[str]) -> list[tuple[int, int]]:
@@ -113,15 +145,29 @@ def _asked_names(frame: str, names: Sequence[str]) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
+def _same_words_around(frame: str, span: tuple[int, int], moved: _Move) -> bool:
+    """True when the frame's name at ``span`` has the follow-up's words around it: "du
+    cours de Pilates" for "le cours de Zumba", "the Pilates class" for "the Zumba class"."""
+    before, after = fold(frame[: span[0]]), fold(frame[span[1] :])
+    head = re.escape(moved.head).replace(r"\ ", r"\s+")
+    if moved.head and not re.search(
+        rf"(?<!\w){head}(?:\s+(?:de|du|des|of|for))?\s*(?:d')?$", before.replace(" l'", " ")
+    ):
+        return False
+    return not moved.tail or re.match(rf"\s*{re.escape(moved.tail)}(?!\w)", after) is not None
+
+
 def _substituted(
-    frame: str, moved: tuple[str, str], rest: str, spans: Sequence[tuple[int, int]]
+    frame: str, moved: _Move, rest: str, spans: Sequence[tuple[int, int]]
 ) -> str | None:
     """The frame with the name it asks about (one of ``spans``) replaced, or None when it
     names no single one."""
-    name, prep = moved
+    name, prep = moved.name, moved.prep
     if prep:  # only the name after the same preposition changes: "vers l'Espagne"
         before = re.compile(rf"(?<!\w){re.escape(prep)}\s+{_DETERMINERS}$", re.IGNORECASE)
         spans = [(found.start(), e) for s, e in spans if (found := before.search(frame[:s]))]
+    if moved.head or moved.tail:  # "le cours de Zumba": the name in the same words
+        spans = [span for span in spans if _same_words_around(frame, span, moved)]
     if len(spans) != 1 or fold(name) in fold(frame):
         return None
     start, end = spans[0]
@@ -130,6 +176,8 @@ def _substituted(
     head = frame[:start]
     if _ELIDED.search(head) and not STARTS_WITH_VOWEL.match(name):  # "de l'Orbea" → "de Lenovo"
         head = _ELIDED.sub(lambda m: "de " if m[0].lower().startswith("d") else "", head)
+    elif _BEFORE_CONSONANT.search(head) and _VOWEL.match(name):  # "de Pilates" → "d'Aquagym"
+        head = _BEFORE_CONSONANT.sub("d'", head)
     return head + name + frame[end:]
 
 

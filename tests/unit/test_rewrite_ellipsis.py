@@ -88,3 +88,35 @@ def test_the_rules_only_move_a_question() -> None:
     history = [("user", "Je cherche la trottinette Volta S2."), ("assistant", "Elle est en stock.")]
     result = QueryRewriter(use_model=False).rewrite("Et pour la Kinetix ?", history)
     assert "cherche" not in result.standalone
+
+
+CLASSES = "Quels sont les horaires de l'atelier de Céramique ?"
+
+
+@pytest.mark.parametrize(
+    ("frame", "question", "expected"),
+    [
+        (CLASSES, "Et l'atelier de Vitrail ?",
+         "Quels sont les horaires de l'atelier de Vitrail ?"),
+        (CLASSES, "Et pour l'atelier d'Origami ?",
+         "Quels sont les horaires de l'atelier d'Origami ?"),
+        ("When is the Ceramics workshop on Fridays?", "What about the Stained Glass workshop?",
+         "When is the Stained Glass workshop on Fridays?"),
+    ],
+)  # fmt: skip
+def test_a_name_in_the_earlier_questions_own_words_moves_the_question(
+    frame: str, question: str, expected: str
+) -> None:
+    # "l'atelier de Vitrail" says which name changes: the one in "l'atelier de …".
+    assert reframe(frame, question, []) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Et le prix du Vitrail ?", "Et la salle de Vitrail ?", "What about the Vitrail teacher?"],
+)
+def test_a_follow_up_that_names_its_own_subject_gets_no_other_name(question: str) -> None:
+    # Other words around the new name: which part changes is unknown, nothing is spliced.
+    assert reframe(CLASSES, question, []) is None
+    result = QueryRewriter(use_model=False).rewrite(question, [("user", CLASSES)])
+    assert "Céramique" not in result.standalone

@@ -189,4 +189,4 @@ def test_a_month_or_a_weekday_is_never_the_referent() -> None:
     names = candidate_entities(turns)
     assert names == ("Corran Work Visa",)
     written = rule_rewrite("and my application, how long before they decide?", turns, names)
-    assert written is None or "February" not in written and "Monday" not in written
+    assert written is None or ("February" not in written and "Monday" not in written)
