@@ -62,7 +62,7 @@ _ELIDED = re.compile(r"(?<!\w)[ld]['’]$", re.IGNORECASE)
 STARTS_WITH_VOWEL = re.compile(r"^[aeiouhàâéèêîôûy]", re.IGNORECASE)
 """A word French elides an article before ("l'Orbea", "d'Ambre")."""
 _VOWEL = re.compile(r"^[aeiouàâéèêîôû]", re.IGNORECASE)  # not h or y: "de Yoga", "de Hatha"
-_BEFORE_CONSONANT = re.compile(r"(?<!\w)de\s+$")
+_PLAIN_DE = re.compile(r"(?<!\w)de\s+$")
 _PREPOSITION = re.compile(
     r"^(?P<prep>vers|depuis|chez|à|au|aux|en|dans|sur|avec|sans|entre|to|from|in|at|on|with|"
     rf"into|via|by)\s+{_DETERMINERS}(?P<name>.+)$",
@@ -176,8 +176,8 @@ def _substituted(
     head = frame[:start]
     if _ELIDED.search(head) and not STARTS_WITH_VOWEL.match(name):  # "de l'Orbea" → "de Lenovo"
         head = _ELIDED.sub(lambda m: "de " if m[0].lower().startswith("d") else "", head)
-    elif _BEFORE_CONSONANT.search(head) and _VOWEL.match(name):  # "de Pilates" → "d'Aquagym"
-        head = _BEFORE_CONSONANT.sub("d'", head)
+    elif _PLAIN_DE.search(head) and _VOWEL.match(name):  # "de Pilates" → "d'Aquagym"
+        head = _PLAIN_DE.sub("d'", head)
     return head + name + frame[end:]
 
 
