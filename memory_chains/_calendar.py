@@ -69,8 +69,6 @@ def is_calendar_word(word: str) -> bool:
 
 def alternation(words: Iterable[str]) -> str:
     """A regular-expression alternation of ``words``, each also without its accents."""
-    spelled: dict[str, None] = {}
-    for word in words:
-        spelled.setdefault(word)
-        spelled.setdefault(fold(word) if word.islower() else word)
+    # A lower-case word folds to itself without accents; a capitalised one is kept as is.
+    spelled = {s: None for word in words for s in (word, fold(word) if word.islower() else word)}
     return "|".join(spelled)

@@ -79,7 +79,9 @@ class _Move(NamedTuple):
 
 # At most this many words around the name in "Et le cours de Zumba ?", "the Zumba class".
 _MAX_AROUND = 3
-_OF = re.compile(r"\s*(?:\b(?:de|du|des|of|for)|\bd')\s*$")
+# The word that joins those words to the name: "cours de", "cours d'", "class of".
+_OF_WORD = r"(?:\b(?:de|du|des|of|for)\s*|\bd')"
+_OF = re.compile(rf"\s*{_OF_WORD}$")
 
 
 def moved_name(question: str) -> tuple[str, str] | None:
@@ -150,9 +152,7 @@ def _same_words_around(frame: str, span: tuple[int, int], moved: _Move) -> bool:
     cours de Pilates" for "le cours de Zumba", "the Pilates class" for "the Zumba class"."""
     before, after = fold(frame[: span[0]]), fold(frame[span[1] :])
     head = re.escape(moved.head).replace(r"\ ", r"\s+")
-    if moved.head and not re.search(
-        rf"(?<!\w){head}(?:\s+(?:de|du|des|of|for))?\s*(?:d')?$", before.replace(" l'", " ")
-    ):
+    if moved.head and not re.search(rf"(?<!\w){head}\s*{_OF_WORD}?$", before):
         return False
     return not moved.tail or re.match(rf"\s*{re.escape(moved.tail)}(?!\w)", after) is not None
 
@@ -208,7 +208,7 @@ def reframe(frame: str, question: str, names: Sequence[str] = ()) -> str | None:
         written = _substituted(frame, moved, lead["rest"], spans)
         if written is not None:
             return written
-        if not moved[1] and spans:
+        if not moved.prep and spans:
             return None  # which of the frame's names the new one replaces is unknown
     body = frame.rstrip(" ?.!")
     mark = "?" if "?" in question else ""
