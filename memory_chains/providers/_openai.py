@@ -16,7 +16,9 @@ Ollama, vLLM, LM Studio or llama.cpp's server alike:
 text (not tiktoken's token ids, which only OpenAI's models read) to other servers.
 
 The sync and async paths share :meth:`ChatOpenAICompatible._prepare` (what to send) and
-:meth:`ChatOpenAICompatible._recover` (what a failure means); they differ in the call only.
+:meth:`ChatOpenAICompatible._recover` (what a failure means: a weaker JSON level, one more
+send on a connection the server dropped unanswered, or the typed error); they differ in the
+call only.
 
 Example:
     >>> model = ChatOpenAICompatible(
@@ -28,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal
 
@@ -44,6 +47,7 @@ from memory_chains.config import StructuredMode
 from memory_chains.errors import ConfigurationError, InvalidInputError
 from memory_chains.providers._openai_errors import (
     Endpoint,
+    dropped_unanswered,
     map_openai_error,
     rejects_response_format,
 )
@@ -53,6 +57,7 @@ from memory_chains.providers._tokens import approximate_token_count
 
 __all__ = ["ChatOpenAICompatible", "OpenAICompatibleEmbeddings"]
 
+_log = logging.getLogger(__name__)
 _MODES = JsonModes()
 # Tokens a chat template adds around each message (role markers, separators): ChatML's
 # "<|im_start|>role\n…<|im_end|>\n" is 5; most templates are within one or two of it.
@@ -120,12 +125,20 @@ class ChatOpenAICompatible(ChatOpenAI):
     def _prepare(self, messages: Sequence[BaseMessage], kwargs: dict[str, Any]) -> PreparedCall:
         return prepare_call(messages, kwargs, _MODES.current(self._mode_key(), self.structured))
 
-    def _recover(self, call: PreparedCall, exc: BaseException) -> None:
-        """Return to try again at a weaker JSON level; else raise the mapped error."""
+    def _recover(self, call: PreparedCall, exc: BaseException, resent: int) -> int:
+        """Return to try again after ``exc`` (with the new ``resent``), or raise its error.
+
+        A call the server dropped unanswered is sent once more (:func:`dropped_unanswered`;
+        ``resent`` counts it), a refused ``response_format`` steps down one JSON level;
+        anything else raises the mapped error.
+        """
+        if not resent and dropped_unanswered(exc):
+            _log.info("%s closed the connection unanswered: sending again", self._endpoint().url)
+            return 1
         if call.mode is not None and rejects_response_format(exc):
             reason = str(map_openai_error(exc, self._endpoint()))
             if _MODES.step_down(self._mode_key(), self.structured, call.mode, reason):
-                return
+                return resent
         raise map_openai_error(exc, self._endpoint()) from exc
 
     # --------------------------------------------------------------- LangChain hooks
@@ -137,12 +150,13 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        resent = 0
         while True:
             call = self._prepare(messages, kwargs)
             try:
                 return super()._generate(call.messages, stop, run_manager, **call.kwargs)
             except openai.OpenAIError as exc:
-                self._recover(call, exc)
+                resent = self._recover(call, exc, resent)
 
     async def _agenerate(
         self,
@@ -151,12 +165,13 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        resent = 0
         while True:
             call = self._prepare(messages, kwargs)
             try:
                 return await super()._agenerate(call.messages, stop, run_manager, **call.kwargs)
             except openai.OpenAIError as exc:
-                self._recover(call, exc)
+                resent = self._recover(call, exc, resent)
 
     def _stream(
         self,
@@ -165,6 +180,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        resent = 0
         while True:
             call, started = self._prepare(messages, kwargs), False
             try:
@@ -175,7 +191,7 @@ class ChatOpenAICompatible(ChatOpenAI):
             except (openai.OpenAIError, TimeoutError) as exc:  # + the chunk timeout
                 if started:  # tokens already went out: asking again would repeat them
                     raise map_openai_error(exc, self._endpoint()) from exc
-                self._recover(call, exc)
+                resent = self._recover(call, exc, resent)
 
     async def _astream(
         self,
@@ -184,6 +200,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        resent = 0
         while True:
             call, started = self._prepare(messages, kwargs), False
             try:
@@ -196,7 +213,7 @@ class ChatOpenAICompatible(ChatOpenAI):
             except (openai.OpenAIError, TimeoutError) as exc:  # + the chunk timeout
                 if started:
                     raise map_openai_error(exc, self._endpoint()) from exc
-                self._recover(call, exc)
+                resent = self._recover(call, exc, resent)
 
     # ------------------------------------------------------------ structured output
 

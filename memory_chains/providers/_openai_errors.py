@@ -8,7 +8,9 @@ again with a weaker one.
 
 The SDK has already retried connection errors, timeouts, 408/409/429 and 5xx answers
 ``max_retries`` times with exponential backoff (``Retry-After`` honoured) when one of them
-reaches :func:`map_openai_error`.
+reaches :func:`map_openai_error`. :func:`dropped_unanswered` tells the one connection error
+that is safe to send again even when retries are off: a kept-alive connection the server
+closed before answering.
 
 Example:
     >>> import httpx2, openai
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import httpx2
 import openai
 
 from memory_chains.config import OPENAI_URL
@@ -37,7 +40,7 @@ from memory_chains.errors import (
     ModelUnavailableError,
 )
 
-__all__ = ["Endpoint", "map_openai_error", "rejects_response_format"]
+__all__ = ["Endpoint", "dropped_unanswered", "map_openai_error", "rejects_response_format"]
 
 # Words of the refusals seen from servers without (full) structured-output support: vLLM
 # without guided decoding, LM Studio before json_object, llama.cpp's grammar converter,
@@ -106,6 +109,39 @@ def rejects_response_format(exc: BaseException) -> bool:
         return False
     detail = _detail(exc).lower()
     return any(word in detail for word in _FORMAT_WORDS)
+
+
+def dropped_unanswered(exc: BaseException) -> bool:
+    """True when the server closed the connection without sending a byte of an answer.
+
+    A server closes a kept-alive connection when it wants (after a streamed answer, after
+    some idle seconds); a client that takes that connection from its pool at the same moment
+    sends its request into a closed socket. Nothing was answered, so sending the call once
+    more, on a new connection, is safe whatever ``max_retries`` says (browsers and urllib3 do
+    the same). A connection cut in the middle of an answer is not this case.
+
+    Example:
+        >>> import httpx2, openai
+        >>> request = httpx2.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
+        >>> def failed(cause: Exception) -> openai.APIConnectionError:
+        ...     try:
+        ...         raise openai.APIConnectionError(request=request) from cause
+        ...     except openai.APIConnectionError as exc:
+        ...         return exc
+        >>> dropped_unanswered(failed(httpx2.RemoteProtocolError(
+        ...     "Server disconnected without sending a response.")))
+        True
+        >>> dropped_unanswered(failed(httpx2.ConnectError("Connection refused")))
+        False
+    """
+    if not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
+        return False
+    cause = exc.__cause__
+    while isinstance(cause, openai.APIConnectionError):  # langchain-openai re-raises it
+        cause = cause.__cause__
+    return isinstance(cause, httpx2.RemoteProtocolError) and "without sending a response" in str(
+        cause
+    )
 
 
 def map_openai_error(exc: BaseException, endpoint: Endpoint) -> MemoryChainsError:

@@ -200,6 +200,55 @@ async def test_a_stream_that_goes_silent_is_a_timeout() -> None:
             pass
 
 
+# ---------------------------------------------------------------- dropped connections
+
+DROPPED = "Server disconnected without sending a response."
+
+
+async def test_a_connection_dropped_unanswered_is_sent_once_more_even_without_retries() -> None:
+    # a kept-alive connection the server had closed: seen from llama.cpp's server after a
+    # streamed answer. max_retries is 0 in make_model.
+    for asynchronous in (False, True):
+        endpoint = MockEndpoint(httpx2.RemoteProtocolError(DROPPED), completion("Paris."))
+        model = make_model(endpoint)
+        answer = await model.ainvoke("Capitale ?") if asynchronous else model.invoke("Capitale ?")
+        assert answer.text == "Paris."
+        assert len(endpoint.bodies) == 2
+        assert endpoint.bodies[0] == endpoint.bodies[1]  # the same call, sent again
+
+
+async def test_a_streamed_call_dropped_unanswered_is_sent_once_more() -> None:
+    def endpoint() -> MockEndpoint:
+        return MockEndpoint(
+            httpx2.RemoteProtocolError(DROPPED),
+            sse(chunk({"content": "Pa"}), chunk({"content": "ris."}, finish="stop")),
+        )
+
+    sync, asynchronous = endpoint(), endpoint()
+    assert [c.text for c in make_model(sync).stream("Capitale ?") if c.text] == ["Pa", "ris."]
+    streamed = [c.text async for c in make_model(asynchronous).astream("Capitale ?") if c.text]
+    assert streamed == ["Pa", "ris."]
+    assert len(sync.bodies) == len(asynchronous.bodies) == 2
+
+
+def test_a_connection_dropped_twice_is_a_typed_error() -> None:
+    endpoint = MockEndpoint(httpx2.RemoteProtocolError(DROPPED))
+    with pytest.raises(EndpointUnreachableError, match="without sending a response"):
+        make_model(endpoint).invoke("bonjour")
+    assert len(endpoint.bodies) == 2  # one more send, not a loop
+
+
+def test_other_connection_errors_are_not_sent_again_without_retries() -> None:
+    for failure in (
+        httpx2.ConnectError("[Errno 111] Connection refused"),
+        httpx2.RemoteProtocolError("peer closed connection without sending complete body"),
+    ):
+        endpoint = MockEndpoint(failure, completion("Paris."))
+        with pytest.raises(EndpointUnreachableError):
+            make_model(endpoint).invoke("bonjour")
+        assert len(endpoint.bodies) == 1
+
+
 # ---------------------------------------------------------------- rate limiting
 
 
