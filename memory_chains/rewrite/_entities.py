@@ -1,8 +1,8 @@
 """Candidate referents, extracted deterministically from the conversation.
 
 Capitalised names ("Frank Zappa", "Mothers of Invention") and product names with digits
-("Dell XPS 15", "ROG Strix G15") are collected from the most recent turn backwards, so the
-first candidate is the most recently mentioned one.
+("Dell XPS 15", "ROG Strix G15", "Box 4G Ardoise") are collected from the most recent turn
+backwards, so the first candidate is the most recently mentioned one.
 """
 
 from __future__ import annotations
@@ -45,12 +45,24 @@ _UNITS = _words(
 )
 _MEASURES = _words("h l ans an mois jours jour euros euro dollars pounds years months days")
 _MAX_TOKENS = 6
+_DIGITS = frozenset("0123456789")  # not "²", which str.isdigit() takes for one
+# A model code inside a name: "4G", "5G", "3D" ("Box 4G Ardoise"); not "12h", "200Go".
+_CODE = re.compile(r"\d+[A-Z][A-Z\d]*")
 
 
 def _is_name_token(tok: str) -> bool:
     if tok.lower() in _UNITS or tok[:1].isdigit() or tok.endswith("'"):
         return False
-    return tok[:1].isupper() or (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))
+    return tok[:1].isupper() or (bool(_DIGITS & set(tok)) and any(c.isalpha() for c in tok))
+
+
+def _continues_name(toks: Sequence[str], j: int) -> bool:
+    """True when ``toks[j]`` goes on the name before it: a name word, a model number or
+    code ("XPS 15", "Box 4G")."""
+    tok = toks[j]
+    if _is_name_token(tok) or _model_number(toks, j) or tok.upper() == "RAM":
+        return True
+    return bool(_CODE.fullmatch(tok)) and tok.lower() not in _UNITS
 
 
 def _model_number(toks: Sequence[str], j: int) -> bool:
@@ -90,7 +102,7 @@ def names_in(text: str) -> list[str]:
         j = i + 1
         while j < len(toks) and len(run) < _MAX_TOKENS:
             nxt = toks[j]
-            if _is_name_token(nxt) or _model_number(toks, j) or nxt.upper() == "RAM":
+            if _continues_name(toks, j):
                 run.append(nxt)
                 j += 1
             elif (

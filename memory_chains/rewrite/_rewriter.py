@@ -36,6 +36,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from memory_chains._calls import Call, Unavailable, arun, run
 from memory_chains._folding import fold
 from memory_chains._history import message_text
+from memory_chains._terms import keywords, stem
 from memory_chains.errors import InvalidInputError, MalformedOutputError
 from memory_chains.rewrite._detect import EXPLICIT, Detection, analyse
 from memory_chains.rewrite._ellipsis import moves_to_another_thing
@@ -125,6 +126,12 @@ class _Plan:
             return False
         asked = fold(self.question)
         return not any(fold(n) in fold(rewrite) and fold(n) not in asked for n in self.names)
+
+    def adds_nothing(self, rewrite: str) -> bool:
+        """True when ``rewrite`` brings no content word the question lacked ("Y a un
+        engagement ?" given back as it was): it resolved nothing of the conversation."""
+        asked = {stem(w) for w in keywords(self.question)}
+        return all(stem(w) in asked for w in keywords(rewrite))
 
     def referents(self, about: str) -> list[str]:
         """What the model's ``about`` names that the rewrite may put in.
@@ -349,7 +356,7 @@ class QueryRewriter:
             error = f"{verdict.problem}: {written[:200]!r}"
             return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)
         standalone, note = verdict.question, verdict.problem
-        if plan.unresolved(standalone):
+        if plan.unresolved(standalone) or plan.adds_nothing(standalone):
             # "the last policy", "sa garantie" left as they were: the rules name them.
             error = f"the model left the reference unresolved: {standalone[:200]!r}"
             return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)

@@ -30,6 +30,7 @@ from collections.abc import Collection, Sequence
 
 from memory_chains._folding import fold
 from memory_chains._language import detect_language
+from memory_chains._terms import FRENCH_STOP_WORDS
 from memory_chains.rewrite._detect import analyse
 from memory_chains.rewrite._ellipsis import STARTS_WITH_VOWEL, moves_to_another_thing, reframe
 from memory_chains.rewrite._history import Turn
@@ -42,6 +43,9 @@ RULES = ("substitution", "completion")
 
 _I = re.IGNORECASE
 _DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
+# "la carte Ambre", "l'offre Essor": a French name after the common noun that says what it
+# is. A question names it with that noun too.
+_DETERMINER_NOUN = re.compile(r"(?:^|[\s(«\"])((?i:le|la|l'|l’))\s*(?P<noun>[a-zà-öø-ÿ]{3,})\s+$")
 
 # "the cheaper one", "the other one", "that one"; "celui à 12,99 €", "celle des bénévoles".
 _EN_ONE = re.compile(r"\b(?:the|that|this)\s+(?:\w+\s+)?one\b", _I)
@@ -58,8 +62,13 @@ _COMPARED = re.compile(
     r"\b(?P<verb>compar[ée]e?s?|compared)\s+(?=(?:à|a|au|aux|avec|to|with)\b)", _I
 )
 _LEAD_ONLY = re.compile(r"^\s*(?:(?:et|and|mais|but|alors|so)\b[\s,]*)?$", _I)
-# "la résilier", "le prendre", "l'avoir signé": an object pronoun before an infinitive.
+# "la résilier", "le prendre", "l'avoir signé": an object pronoun before an infinitive,
+# after what takes one (a preposition, "peut", "veux", "faut", "comment"…), so that an
+# article before a noun in -re or -ir ("l'autre offre", "le nombre", "le loisir") is not one.
 _FR_OBJECT = re.compile(
+    r"(?:\b(?:pour|de|d'|à|a|sans|après|comment|faut|peut|peux|pouvez|pouvons|peut-on|pourrai|"
+    r"pourrais|pourra|veux|veut|voulez|voudrais|dois|doit|devez|devrai|vais|va|allez|"
+    r"faire|puis-je|puis|préfère|préférerais|souhaite|souhaiterais|aimerais|compte|ne|n')\s*)"
     r"\b(?P<pro>le|la|les|l')\s*(?!premi[eè]re\b|derni[eè]re\b)"  # "la première" is no verb
     r"(?P<verb>avoir\s+[a-zà-ÿ]+[ée]s?|[a-zà-ÿ]+(?:er|ir|re))\b",
     _I,
@@ -90,22 +99,33 @@ _END = re.compile(r"\s*([?!.]*)\s*$")
 
 def name_phrase(name: str, history: Sequence[Turn]) -> str:
     """``name`` with the determiner the conversation last put before it ("la Carte
-    Cobalt", "the Flex Account"), or alone.
+    Cobalt", "the Flex Account"), and in French the common noun between them ("la carte
+    Ambre"), or alone.
 
     Example:
         >>> name_phrase("Forfait Mistral", [("assistant", "Le Forfait Mistral coûte 12 €.")])
         'le Forfait Mistral'
+        >>> name_phrase("Ambre", [("user", "La carte Ambre, c'est combien ?")])
+        'la carte Ambre'
         >>> name_phrase("Kestrel Lite", [("assistant", "Kestrel Lite is $10.")])
         'Kestrel Lite'
     """
     for _, text in reversed(history):
         for found in reversed(list(re.finditer(re.escape(name), text, _I))):
-            det = _DETERMINER.search(text[: found.start()])
+            before = text[: found.start()]
+            noun = _DETERMINER_NOUN.search(before)
+            if noun and fold(noun.group("noun")) not in FRENCH_STOP_WORDS:
+                return _after(noun.group(1), f"{noun.group('noun')} {name}")
+            det = _DETERMINER.search(before)
             if det:
-                word = det.group(1).lower().replace("’", "'")
-                return f"{word}{name}" if word == "l'" else f"{word} {name}"
+                return _after(det.group(1), name)
             return name
     return name
+
+
+def _after(determiner: str, phrase: str) -> str:
+    word = determiner.lower().replace("’", "'")
+    return f"{word}{phrase}" if word == "l'" else f"{word} {phrase}"
 
 
 def _of(phrase: str) -> str:
@@ -172,7 +192,8 @@ def _substitute(question: str, phrase: str, name: str, french: bool) -> str | No
     if french:
         obj = _FR_OBJECT.search(question)
         if obj:  # "on peut la résilier" → "on peut résilier l'offre Horizon"
-            return _replace(question, obj, f"{obj.group('verb')} {phrase}")
+            start = obj.start("pro")
+            return f"{question[:start]}{obj.group('verb')} {phrase}{question[obj.end() :]}"
         possessive = _FR_POSSESSIVE.search(question)
         if possessive:
             return _replace(question, possessive, f"{_definite(possessive)} {_of(phrase)}")

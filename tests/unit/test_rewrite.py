@@ -136,6 +136,16 @@ def test_bad_rewrites_are_rejected_and_the_rules_write(reply: str, reason: str) 
     assert result.queries[-1] == "Je cherche un portable pour jouer. Et sa carte graphique ?"
 
 
+def test_a_rewrite_that_adds_nothing_is_no_rewrite_and_the_rules_name_the_referent() -> None:
+    history = [("user", "Le forfait Brise, il a de la 5G ?"),
+               ("assistant", "Oui, le forfait Brise inclut la 5G.")]  # fmt: skip
+    question = "Et il y a un engagement ?"
+    reply = json.dumps({"about": "forfait Brise", "question": "Il y a un engagement ?"})
+    result, _ = rewrite(reply, question, history)
+    assert result.method == "rules" and "unresolved" in (result.error or ""), result.error
+    assert result.standalone == "Et il y a un engagement pour le forfait Brise ?"
+
+
 def test_the_users_person_is_kept_and_a_rendez_vous_is_no_second_person() -> None:
     history = [("user", "Je dois voir le Dr Morvan au cabinet Kerlan."),
                ("assistant", "Le cabinet Kerlan ouvre à 8 h.")]  # fmt: skip

@@ -190,3 +190,27 @@ def test_a_month_or_a_weekday_is_never_the_referent() -> None:
     assert names == ("Corran Work Visa",)
     written = rule_rewrite("and my application, how long before they decide?", turns, names)
     assert written is None or ("February" not in written and "Monday" not in written)
+
+
+def test_a_model_code_stays_inside_the_name_and_a_unit_is_no_name() -> None:
+    turns = [("assistant", "La Box 5G Granit coûte 31 € pour 150 Go ; le studio fait 19 m².")]
+    assert candidate_entities(turns) == ("Box 5G Granit",)
+
+
+def test_a_french_name_is_put_in_with_the_noun_that_says_what_it_is() -> None:
+    turns = [("user", "La carte Opaline, elle a quels plafonds ?"), ("assistant", "900 €.")]
+    assert name_phrase("Opaline", turns) == "la carte Opaline"
+    assert put_referent("Et pour la bloquer ?", "Opaline", turns) == (
+        "Et pour bloquer la carte Opaline ?"
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["et sur l'autre offre, on paie combien ?", "le nombre de places est limité ?"],
+)
+def test_an_article_before_a_noun_in_re_is_not_an_object_pronoun(question: str) -> None:
+    turns = [("assistant", "Le forfait Brise coûte 8 €.")]
+    written = put_referent(question, "forfait Brise", turns) or ""
+    assert written.startswith(question.rstrip(" ?")), written  # completed, nothing replaced
+    assert written.endswith("pour le forfait Brise ?"), written
