@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -124,6 +125,7 @@ _ATTRIBUTES = (
 _ATTRIBUTE_STEMS = frozenset(_stem(fold(w)) for w in _ATTRIBUTES.split("|"))
 
 
+@functools.lru_cache(maxsize=4096)  # the recent turns are read again at every request
 def content_words(text: str) -> frozenset[str]:
     """Stems of the words of ``text`` that carry a subject (folded, no function words).
 

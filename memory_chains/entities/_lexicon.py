@@ -92,6 +92,14 @@ PLACE_PHRASES = (
     "Las Vegas",
     "Rio de Janeiro",
 )
+# The phrases above, typed, found in one pass ("Air France", "New York").
+PHRASE_TYPES = {
+    **{phrase: "ORGANIZATION" for phrase in ORG_PHRASES},
+    **{phrase: "LOCATION" for phrase in PLACE_PHRASES},
+}
+PHRASES_RE = re.compile(
+    r"\b(?:" + "|".join(re.escape(p) for p in sorted(PHRASE_TYPES, key=len, reverse=True)) + r")\b"
+)
 FIRST_NAMES = _words(
     "Marie Jean Pierre Paul Sophie Julie Camille Léa Emma Lucas Hugo Louis Nicolas Thomas "
     "Antoine Claire Isabelle Nathalie Sarah Laura Chloé Manon Inès Karim Mehdi Youssef Fatima "

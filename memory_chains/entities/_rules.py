@@ -235,10 +235,8 @@ class RuleEntityExtractor:
             if fold(name) in lx.FOLDED_ORGS or fold(name) in lx.FOLDED_PLACES:
                 continue
             add(m.start(), m.start() + len(name), name, "PRODUCT")
-        for phrase in (*lx.ORG_PHRASES, *lx.PLACE_PHRASES):
-            for m in re.finditer(rf"\b{re.escape(phrase)}\b", text):
-                etype = "ORGANIZATION" if phrase in lx.ORG_PHRASES else "LOCATION"
-                add(m.start(), m.end(), phrase, etype)
+        for m in lx.PHRASES_RE.finditer(text):
+            add(m.start(), m.end(), m.group(0), lx.PHRASE_TYPES[m.group(0)])
 
     def _caps(
         self,

@@ -12,6 +12,7 @@ dépôt de garantie ?"): it is left to the model, which copies it when it stands
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -165,6 +166,14 @@ def analyse(question: str, language: str | None = None) -> Detection:
         >>> analyse("Quel est le prix du Dell XPS 15 ?").standalone
         True
     """
+    if isinstance(question, str) and (language is None or isinstance(language, str)):
+        return _analysed(question, language)
+    return _analysed.__wrapped__(question, language)
+
+
+# The topic policy asks again about every recent turn at each request: remembered.
+@functools.lru_cache(maxsize=4096)
+def _analysed(question: str, language: str | None) -> Detection:
     text = question.replace("’", "'").strip()
     lang = language or detect_language(text)
     words = WORD_RE.findall(text)
