@@ -139,9 +139,9 @@ def dropped_unanswered(exc: BaseException) -> bool:
     cause = exc.__cause__
     while isinstance(cause, openai.APIConnectionError):  # langchain-openai re-raises it
         cause = cause.__cause__
-    return isinstance(cause, httpx2.RemoteProtocolError) and "without sending a response" in str(
-        cause
-    )
+    if not isinstance(cause, httpx2.RemoteProtocolError):
+        return False
+    return "without sending a response" in str(cause)  # httpcore's words for this case
 
 
 def map_openai_error(exc: BaseException, endpoint: Endpoint) -> MemoryChainsError:

@@ -358,7 +358,10 @@ class QueryRewriter:
         standalone, note = verdict.question, verdict.problem
         if plan.unresolved(standalone) or plan.adds_nothing(standalone):
             # "the last policy", "sa garantie" left as they were: the rules name them.
-            error = f"the model left the reference unresolved: {standalone[:200]!r}"
+            what = (
+                "left the reference unresolved" if plan.unresolved(standalone) else "added nothing"
+            )
+            error = f"the model {what}: {standalone[:200]!r}"
             return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)
         if referents and not all(fold(r) in fold(standalone) for r in referents):
             # It named the referent in "about" and left it out of the question: put it in.

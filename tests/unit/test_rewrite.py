@@ -142,7 +142,7 @@ def test_a_rewrite_that_adds_nothing_is_no_rewrite_and_the_rules_name_the_refere
     question = "Et il y a un engagement ?"
     reply = json.dumps({"about": "forfait Brise", "question": "Il y a un engagement ?"})
     result, _ = rewrite(reply, question, history)
-    assert result.method == "rules" and "unresolved" in (result.error or ""), result.error
+    assert result.method == "rules" and "added nothing" in (result.error or ""), result.error
     assert result.standalone == "Et il y a un engagement pour le forfait Brise ?"
 
 
