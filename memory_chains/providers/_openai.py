@@ -125,16 +125,17 @@ class ChatOpenAICompatible(ChatOpenAI):
     def _prepare(self, messages: Sequence[BaseMessage], kwargs: dict[str, Any]) -> PreparedCall:
         return prepare_call(messages, kwargs, _MODES.current(self._mode_key(), self.structured))
 
-    def _recover(self, call: PreparedCall, exc: BaseException, resent: int) -> int:
-        """Return to try again after ``exc`` (with the new ``resent``), or raise its error.
+    def _recover(self, call: PreparedCall, exc: BaseException, resent: bool) -> bool:
+        """Return to try again after ``exc`` (and whether the call was sent again), or raise
+        its error.
 
         A call the server dropped unanswered is sent once more (:func:`dropped_unanswered`;
-        ``resent`` counts it), a refused ``response_format`` steps down one JSON level;
-        anything else raises the mapped error.
+        ``resent`` says it already was), a refused ``response_format`` steps down one JSON
+        level; anything else raises the mapped error.
         """
         if not resent and dropped_unanswered(exc):
             _log.info("%s closed the connection unanswered: sending again", self._endpoint().url)
-            return 1
+            return True
         if call.mode is not None and rejects_response_format(exc):
             reason = str(map_openai_error(exc, self._endpoint()))
             if _MODES.step_down(self._mode_key(), self.structured, call.mode, reason):
@@ -150,7 +151,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        resent = 0
+        resent = False
         while True:
             call = self._prepare(messages, kwargs)
             try:
@@ -165,7 +166,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        resent = 0
+        resent = False
         while True:
             call = self._prepare(messages, kwargs)
             try:
@@ -180,7 +181,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        resent = 0
+        resent = False
         while True:
             call, started = self._prepare(messages, kwargs), False
             try:
@@ -200,7 +201,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        resent = 0
+        resent = False
         while True:
             call, started = self._prepare(messages, kwargs), False
             try:

@@ -356,11 +356,10 @@ class QueryRewriter:
             error = f"{verdict.problem}: {written[:200]!r}"
             return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)
         standalone, note = verdict.question, verdict.problem
-        if plan.unresolved(standalone) or plan.adds_nothing(standalone):
+        unresolved = plan.unresolved(standalone)
+        if unresolved or plan.adds_nothing(standalone):
             # "the last policy", "sa garantie" left as they were: the rules name them.
-            what = (
-                "left the reference unresolved" if plan.unresolved(standalone) else "added nothing"
-            )
+            what = "left the reference unresolved" if unresolved else "added nothing"
             error = f"the model {what}: {standalone[:200]!r}"
             return self._by_rules(plan, calls=1, error=error, tokens=tokens, referent=referents)
         if referents and not all(fold(r) in fold(standalone) for r in referents):

@@ -42,10 +42,12 @@ RULES = ("substitution", "completion")
 """The rule families, in the order they are tried."""
 
 _I = re.IGNORECASE
-_DETERMINER = re.compile(r"(?:^|[\s(«\"])(le|la|les|l'|l’|the)\s*$", _I)
-# "la carte Ambre", "l'offre Essor": a French name after the common noun that says what it
-# is. A question names it with that noun too.
-_DETERMINER_NOUN = re.compile(r"(?:^|[\s(«\"])((?i:le|la|l'|l’))\s*(?P<noun>[a-zà-öø-ÿ]{3,})\s+$")
+# The determiner before a name, and in French the common noun between them that says what
+# the name is ("la carte Ambre", "l'offre Essor"): a question names it with that noun too.
+_DETERMINER = re.compile(
+    r"(?:^|[\s(«\"])(?P<det>(?i:le|la|les|l'|l’|the))\s*(?:(?P<noun>[a-zà-öø-ÿ]{3,})\s+)?$"
+)
+_NOUN_DETERMINERS = frozenset({"le", "la", "l'"})
 
 # "the cheaper one", "the other one", "that one"; "celui à 12,99 €", "celle des bénévoles".
 _EN_ONE = re.compile(r"\b(?:the|that|this)\s+(?:\w+\s+)?one\b", _I)
@@ -112,20 +114,16 @@ def name_phrase(name: str, history: Sequence[Turn]) -> str:
     """
     for _, text in reversed(history):
         for found in reversed(list(re.finditer(re.escape(name), text, _I))):
-            before = text[: found.start()]
-            noun = _DETERMINER_NOUN.search(before)
-            if noun and fold(noun.group("noun")) not in FRENCH_STOP_WORDS:
-                return _after(noun.group(1), f"{noun.group('noun')} {name}")
-            det = _DETERMINER.search(before)
-            if det:
-                return _after(det.group(1), name)
-            return name
+            det = _DETERMINER.search(text[: found.start()])
+            if det is None:
+                return name
+            word, noun = det.group("det").lower().replace("’", "'"), det.group("noun")
+            if noun is not None:
+                if word not in _NOUN_DETERMINERS or fold(noun) in FRENCH_STOP_WORDS:
+                    return name  # "les cartes Ambre", "la plus Ambre": no determiner of the name
+                name = f"{noun} {name}"
+            return f"{word}{name}" if word == "l'" else f"{word} {name}"
     return name
-
-
-def _after(determiner: str, phrase: str) -> str:
-    word = determiner.lower().replace("’", "'")
-    return f"{word}{phrase}" if word == "l'" else f"{word} {phrase}"
 
 
 def _of(phrase: str) -> str:
