@@ -42,7 +42,8 @@ class BM25Index:
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, list[tuple[int, int]]] = {}
+        # term -> (document indices, term frequencies), as arrays numpy reads in one copy
+        self._postings: dict[str, tuple[array[int], array[float]]] = {}
         self._lengths: list[int] = []
         # (term id, document) of every posting, for idf_sums() in numpy
         self._term_ids: dict[str, int] = {}
@@ -57,14 +58,19 @@ class BM25Index:
         counts = Counter(terms) if not isinstance(terms, Mapping) else Counter(dict(terms))
         index = len(self._lengths)
         for term, tf in counts.items():
-            self._postings.setdefault(term, []).append((index, int(tf)))
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[term] = (array("q"), array("d"))
+            postings[0].append(index)
+            postings[1].append(float(tf))
             self._flat_terms.append(self._term_ids.setdefault(term, len(self._term_ids)))
             self._flat_docs.append(index)
         self._lengths.append(int(sum(counts.values())))
 
     def document_frequency(self, term: str) -> int:
         """Number of documents containing ``term``."""
-        return len(self._postings.get(term, ()))
+        postings = self._postings.get(term)
+        return len(postings[0]) if postings is not None else 0
 
     def idf(self, term: str) -> float:
         """BM25+ style non-negative idf: ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
@@ -106,8 +112,8 @@ class BM25Index:
             if not postings:
                 continue
             weight = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
-            docs = np.fromiter((d for d, _ in postings), dtype=np.int64, count=len(postings))
-            tfs = np.fromiter((t for _, t in postings), dtype=np.float64, count=len(postings))
+            docs = np.array(postings[0], dtype=np.int64)
+            tfs = np.array(postings[1], dtype=np.float64)
             out[docs] += weight * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return out
 

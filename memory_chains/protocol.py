@@ -47,11 +47,14 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from typing_extensions import get_protocol_members
 
 from memory_chains.errors import InvalidInputError
 
@@ -200,6 +203,28 @@ def check_budget(max_tokens: object) -> int:
     return max_tokens
 
 
+@functools.cache
+def _class_implements(cls: Any, protocol: Any) -> bool:
+    return all(hasattr(cls, member) for member in get_protocol_members(protocol))
+
+
+def implements(obj: Any, protocol: type) -> bool:
+    """``isinstance(obj, protocol)`` for a runtime-checkable Protocol, answered once per
+    class when the class itself has every member (a plain ``isinstance`` on a Protocol
+    looks up each member again on every call; the context builder asks per request).
+
+    Example:
+        >>> class M:
+        ...     block_names = ("n",)
+        ...     def record(self, h, a): pass
+        ...     def context_block(self, q, n, name=None): pass
+        >>> implements(M(), ConversationMemory), implements(object(), ConversationMemory)
+        (True, False)
+    """
+    cls: Any = type(obj)
+    return _class_implements(cls, protocol) or isinstance(obj, protocol)
+
+
 def as_memory(obj: Any, what: str = "memory") -> Any:
     """``obj`` if it implements :class:`ConversationMemory`; a classic shell gives its core
     (``.core``, ``.tracker``). Anything else is an :class:`InvalidInputError`.
@@ -215,7 +240,7 @@ def as_memory(obj: Any, what: str = "memory") -> Any:
         memory must implement ConversationMemory (bloc
     """
     for candidate in (obj, getattr(obj, "core", None), getattr(obj, "tracker", None)):
-        if candidate is not None and isinstance(candidate, ConversationMemory):
+        if candidate is not None and implements(candidate, ConversationMemory):
             return candidate
     raise InvalidInputError(
         f"{what} must implement ConversationMemory (block_names, record, context_block); "

@@ -37,6 +37,7 @@ from memory_chains.context._allocate import allocate
 from memory_chains.context._block import ContextBlock, TokenCounter, keep_last, total_render
 from memory_chains.context._topic import TopicChange, TopicTracker
 from memory_chains.errors import InvalidInputError
+from memory_chains.protocol import implements
 
 __all__ = [
     "BlockReport",
@@ -235,7 +236,7 @@ class ContextBuilder:
             raise InvalidInputError("token_counter must be a callable str -> int")
         sources = tuple(sources)
         for s in sources:
-            if not isinstance(s, ContextSource):
+            if not implements(s, ContextSource):
                 raise InvalidInputError(
                     f"{type(s).__name__} is not a context source: it needs name, priority "
                     "and block(question, max_tokens) (see memory_chains.context adapters)"

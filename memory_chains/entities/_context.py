@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memory_chains.entities._fold import fold, is_alias
+from memory_chains.entities._fold import _singular, fold, is_alias
 from memory_chains.entities._state import USER_ID, EntityState
 from memory_chains.entities._types import Entity
 
@@ -71,6 +71,7 @@ def match_score(entity: Entity, question: str) -> float:
     if not q:
         return 0.0
     q_words = q.split()
+    q_singular = set(_singular(tuple(q_words)))
     padded = f" {q} "
     best = 0.0
     for n in entity.names:
@@ -78,8 +79,10 @@ def match_score(entity: Entity, question: str) -> float:
         if fn and f" {fn} " in padded:
             return 1.0
         words = fn.split()
-        # Any n-gram of the question that is an alias of the name counts fully.
-        for size in range(len(words), 0, -1):
+        # Any n-gram of the question that is an alias of the name counts fully (an alias
+        # shares a word with the name: without one, no n-gram can be).
+        shares = not q_singular.isdisjoint(_singular(tuple(words)))
+        for size in range(len(words) if shares else 0, 0, -1):
             for i in range(len(q_words) - size + 1):
                 if is_alias(" ".join(q_words[i : i + size]), n, entity.type):
                     return 1.0

@@ -181,3 +181,34 @@ def test_a_short_term_memory_of_ones_own_gives_the_history_of_memories() -> None
     view = memories.view("Et en bleu ?")
     assert view.turns == (("human", "Un vélo rouge ?"), ("ai", "En stock."))
     assert view.summary == "" and asyncio.run(memories.aview("Et en bleu ?")) == view
+
+
+def test_implements_sees_members_set_on_the_instance_only() -> None:
+    from memory_chains.protocol import ConversationMemory, implements
+
+    class Late:
+        def __init__(self, ready: bool) -> None:
+            if ready:
+                self.block_names = ("late",)
+
+        def record(self, human: str, ai: str) -> None: ...
+
+        def context_block(self, question: str, max_tokens: int, name: str | None = None) -> Any:
+            return None
+
+    # The class lacks block_names, so the answer is per instance, not cached per class.
+    assert implements(Late(True), ConversationMemory)
+    assert not implements(Late(False), ConversationMemory)
+    assert implements(Late(True), ConversationMemory)
+
+
+def test_bm25_postings_grow_after_a_search() -> None:
+    from memory_chains._bm25 import BM25Index
+
+    index = BM25Index()
+    index.add(["sable", "dune"])
+    first = index.scores(["dune"])
+    index.add(["dune", "dune"])  # the arrays a search read are not held
+    second = index.scores(["dune"])
+    assert len(first) == 1 and len(second) == 2
+    assert index.document_frequency("dune") == 2 and second[1] > second[0] > 0
