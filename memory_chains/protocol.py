@@ -67,6 +67,7 @@ __all__ = [
     "as_memory",
     "block_name",
     "check_budget",
+    "implements",
 ]
 
 
