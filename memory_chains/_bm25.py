@@ -109,7 +109,7 @@ class BM25Index:
         norm = self.k1 * (1.0 - self.b + self.b * lengths / max(lengths.mean(), 1e-9))
         for term in dict.fromkeys(query_terms):
             postings = self._postings.get(term)
-            if not postings:
+            if postings is None:
                 continue
             weight = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
             docs = np.array(postings[0], dtype=np.int64)

@@ -30,7 +30,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from memory_chains.errors import InvalidInputError
 from memory_chains.memory import ShortTermMemory
-from memory_chains.protocol import MemoryBlock, acontext_block, arecord, as_memory, check_budget
+from memory_chains.protocol import (
+    MemoryBlock,
+    acontext_block,
+    arecord,
+    as_memory,
+    check_budget,
+    implements,
+)
 from memory_chains.rag import default_entity_source, render_history
 
 __all__ = ["ContextProvider", "Memories", "MemoryView", "as_memories"]
@@ -168,7 +175,7 @@ class Memories:
         self.entities = None if entities is None else _tracker(entities)
         self.long_term = None if long_term is None else _long_term(long_term)
         self.memories = tuple(as_memory(m, "each of memories") for m in memories)
-        if context is not None and not isinstance(context, ContextProvider):
+        if context is not None and not implements(context, ContextProvider):
             raise InvalidInputError(
                 f"context must have build(question), got {type(context).__name__}"
             )

@@ -47,7 +47,7 @@ from memory_chains.longterm._facts import DEFAULT_MERGE_THRESHOLD, FactMemory
 from memory_chains.longterm._observation import ObserveReport, Observing, _Turn, check_turn
 from memory_chains.longterm._profile import UserProfile, profile_instructions
 from memory_chains.longterm._session import LongTermSession
-from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget
+from memory_chains.protocol import MemoryBase, MemoryBlock, block_name, check_budget, implements
 from memory_chains.stores import validate_id
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class LongTermMemory(Observing[ObserveReport], MemoryBase):
         )
         if extractor is None:
             extractor = LongTermExtractor(llm) if llm is not None else RuleLongTermExtractor()
-        if not isinstance(extractor, Extractor):
+        if not implements(extractor, Extractor):
             raise InvalidInputError(
                 f"extractor must have extract() and aextract(), got {type(extractor).__name__}"
             )

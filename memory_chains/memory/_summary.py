@@ -66,6 +66,7 @@ from memory_chains.memory._text import (
     render_turns,
     word_count,
 )
+from memory_chains.protocol import implements
 from memory_chains.stores import SummaryState, Turn
 
 __all__ = ["CompactionResult", "SummaryCore"]
@@ -154,7 +155,7 @@ class SummaryCore(ShortTermMemory):
             or max_summary_tokens < 1
         ):
             raise InvalidInputError("max_summary_tokens must be a positive integer")
-        if summarizer is not None and not isinstance(summarizer, Summarizer):
+        if summarizer is not None and not implements(summarizer, Summarizer):
             raise InvalidInputError("summarizer must have a summarize(previous, turns) method")
         super().__init__(**kwargs)
         if max_turns is None and max_tokens is None and max_words is None:
