@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from memory_chains._calendar import is_calendar_word
 from memory_chains._folding import fold
+from memory_chains._terms import STOP_WORDS
 from memory_chains.rewrite._history import Turn
 
 __all__ = ["candidate_entities", "names_in"]
@@ -22,7 +23,9 @@ def _words(text: str) -> frozenset[str]:
 
 
 _TOKEN = re.compile(r"\b(?:[ldjmnstc]|qu)'(?=\w)|\w[\w'-]*|[.!?;:,()\"«»€$£%]", re.UNICODE | re.I)
-_CONNECTORS = frozenset({"of", "de", "du", "des", "the", "la", "le", "and", "&", "von"})
+# Words inside a name ("Mothers of Invention"); not "and" / "et", which join two names far
+# more often than they sit in one ("the Brava card and Orla").
+_CONNECTORS = frozenset({"of", "de", "du", "des", "the", "la", "le", "&", "von"})
 _COMMON = _words(
     """
     le la les l un une des du de et est sont quel quelle quels quelles qui que quoi où
@@ -93,8 +96,11 @@ def names_in(text: str) -> list[str]:
     while i < len(toks):
         tok = toks[i]
         sentence_start = i == 0 or toks[i - 1] in {".", "!", "?", ":", "«", '"'}
-        # A capitalised verb opening a sentence ("Parlez-moi", "Avez-vous") is no name.
-        opener = sentence_start and (tok.lower() in _COMMON or "-" in tok)
+        # A capitalised verb or function word opening a sentence ("Parlez-moi",
+        # "Avez-vous", "Will I", "That's Nimbus Lite") starts no name.
+        opener = sentence_start and (
+            tok.lower() in _COMMON or "-" in tok or fold(tok).split("'")[0] in STOP_WORDS
+        )
         if not _is_name_token(tok) or opener:
             i += 1
             continue
@@ -129,6 +135,12 @@ def names_in(text: str) -> list[str]:
     return names
 
 
+def _within(short: str, long: str) -> bool:
+    """True when ``short`` is ``long`` or a run of its words ("xps 15" in "dell xps 15";
+    not "us" in "nimbus")."""
+    return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long) is not None
+
+
 def candidate_entities(
     turns: Sequence[Turn],
     hints: Iterable[str] = (),
@@ -155,9 +167,9 @@ def candidate_entities(
     def add(name: str) -> None:
         low = name.lower()
         for k, known in enumerate(found):
-            if low in known.lower():
+            if _within(low, known.lower()):
                 return
-            if known.lower() in low:
+            if _within(known.lower(), low):
                 found[k] = name
                 return
         found.append(name)

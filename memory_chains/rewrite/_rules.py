@@ -52,8 +52,9 @@ _NOUN_DETERMINERS = frozenset({"le", "la", "l'"})
 # "the cheaper one", "the other one", "that one"; "celui à 12,99 €", "celle des bénévoles".
 _EN_ONE = re.compile(r"\b(?:the|that|this)\s+(?:\w+\s+)?one\b", _I)
 _FR_DEMONSTRATIVE = re.compile(
-    r"\b(?:celui|celle|ceux|celles)(?:-ci|-là|-la)?(?:\s+(?:à|a|de|du|des|d'|avec|en|pour|sans)"
-    r"\s*(?:\d+(?:[.,]\d+)?|[^\s,?!]+)(?:\s*[€$£%]|\s+euros?)?)?",
+    r"\b(?:celui|celle|ceux|celles)(?:-ci|-là|-la)?"
+    r"(?:\s+(?:(?:à|a|des|du|de|avec|en|pour|sans)\s+(?:(?:la|le|les)\s+|l')?|d')"
+    r"(?:\d+(?:[.,]\d+)?|[^\s,?!]+)(?:\s*[€$£%]|\s+euros?)?)?",
     _I,
 )
 # "compare à celui de Lenovo", "compared to the Lenovo one": the compared thing is missing.
@@ -272,6 +273,50 @@ def _definite(possessive: re.Match[str]) -> str:
     return f"l'{noun}" if det != "les" and STARTS_WITH_VOWEL.match(noun) else f"{det} {noun}"
 
 
+# "le prêt", "la carte", "my account": a determiner before the common noun a name holds.
+_HEAD_DETERMINER = (
+    r"(?P<det>\b(?:le|la|les|du|au|aux|ce|cet|cette|mon|ma|mes|votre|vos|notre|the|this|"
+    r"that|my|your|our)\s+|\bl'|\bl’)"
+)
+
+
+def _generic(question: str, phrase: str) -> str | None:
+    """``question`` with the common noun it uses for the thing ("le prêt", "the account")
+    completed into ``phrase``'s name ("le Prêt Azur", "the Nimbus Account"), or None.
+
+    The noun, written in lower case, must open or close the name ("Prêt Azur", "carte
+    Ambre", "Nimbus Account").
+
+    Example:
+        >>> _generic("Je peux rembourser le prêt en avance ?", "le Prêt Azur")
+        'Je peux rembourser le Prêt Azur en avance ?'
+        >>> _generic("Can I close my account online?", "the Nimbus Account")
+        'Can I close my Nimbus Account online?'
+        >>> _generic("Les résidences ont un parking ?", "les Résidences Lilas")
+        'Les Résidences Lilas ont un parking ?'
+        >>> _generic("La rue est calme ?", "le T2 rue des Lilas") is None
+        True
+        >>> _generic("What does the Nimbus Plus plan cost?", "Nimbus Max") is None
+        True
+    """
+    body = re.sub(r"^(?:(?:les|le|la|the)\s+|l['’])", "", phrase, flags=_I)
+    words = body.split()
+    if len(words) < 2:
+        return None
+    heads = {w for w in (words[0], words[-1]) if len(w) >= 3 and not w[:1].isdigit()}
+    for head in sorted(heads, key=len, reverse=True):
+        pattern = rf"{_HEAD_DETERMINER}(?P<noun>{re.escape(head)})\b"
+        match = next(
+            # a common noun as written ("the plan"), not a word of another name ("the Kestrel")
+            (m for m in re.finditer(pattern, question, _I) if m.group("noun")[0].islower()),
+            None,
+        )
+        if match:
+            det = match.group("det")
+            return _replace(question, match, f"{det}{body}")
+    return None
+
+
 def put_referent(
     question: str,
     referent: str | Sequence[str],
@@ -304,7 +349,7 @@ def put_referent(
     if french and _COMPARE_VERB.search(question):
         phrase = _with_aspect(phrase, history)
     if "substitution" in rules:
-        written = _substitute(question, phrase, referent, french)
+        written = _generic(question, phrase) or _substitute(question, phrase, referent, french)
         if written is not None:
             return " ".join(written.split())
     if "completion" in rules:

@@ -262,3 +262,45 @@ def test_warming_skips_a_remote_or_scripted_model() -> None:
     llm = ScriptedChatModel()
     rw = QueryRewriter(llm)
     assert rw.warm() == 0.0 and rw.warm_in_background() is None and llm.calls == []
+
+
+def test_several_names_for_one_thing_the_last_listed_is_the_referent() -> None:
+    history = [
+        ("user", "Je regarde le Prêt Azur pour une voiture."),
+        ("assistant", "Le Prêt Azur va jusqu'à 40 000 €. Le Compte Opale coûte 2 € par mois."),
+    ]
+    question = "Je peux le rembourser en avance ?"
+    written = "Je peux rembourser le prêt en avance ?"
+    reply = json.dumps({"about": ["Compte Opale", "Prêt Azur"], "question": written})
+    result, _ = rewrite(reply, question, history)
+    # The generic noun the model wrote ("le prêt") becomes the name, in place.
+    assert result.standalone == "Je peux rembourser le Prêt Azur en avance ?", result
+    assert result.method == "model"
+
+
+def test_a_referent_named_by_its_own_part_is_not_put_in_again() -> None:
+    history = [("user", "Vous avez une offre pour une chorale ?"),
+               ("assistant", "L'offre Velora Brume convient aux associations.")]  # fmt: skip
+    written = "Il y a un engagement sur l'offre Brume ?"
+    reply = json.dumps({"about": ["Velora Brume"], "question": written})
+    result, _ = rewrite(reply, "Et il y a un engagement dessus ?", history)
+    assert (result.method, result.standalone) == ("model", written), result
+
+
+def test_a_short_name_inside_a_word_does_not_cut_a_comparison_to_one_side() -> None:
+    history = [("user", "I have the Brava card and the Orla card."),
+               ("assistant", "Both cards work in the US, at different costs.")]  # fmt: skip
+    question = "which one's cheaper to use over there?"
+    written = "Which one is cheaper to use over there?"
+    reply = json.dumps({"about": ["Brava", "Orla"], "question": written})
+    result, _ = rewrite(reply, question, history)
+    assert "Brava" in result.standalone and "Orla" in result.standalone, result
+
+
+def test_no_second_thing_is_put_beside_the_one_a_resolved_rewrite_names() -> None:
+    history = [("user", "Two flats: the Brava Court studio and the Lune Street flat."),
+               ("assistant", "Brava Court is free in May; Lune Street in June.")]  # fmt: skip
+    written = "What deposit would the Brava Court studio need?"
+    reply = json.dumps({"about": ["Brava Court", "Lune Street"], "question": written})
+    result, _ = rewrite(reply, "What deposit would it need?", history)
+    assert (result.method, result.standalone) == ("model", written), result

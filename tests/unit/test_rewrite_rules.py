@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_chains.rewrite import analyse
-from memory_chains.rewrite._entities import candidate_entities
+from memory_chains.rewrite._entities import candidate_entities, names_in
 from memory_chains.rewrite._prompt import _EXAMPLES, _MAX_NAMES, response_format
 from memory_chains.rewrite._rules import name_phrase, put_referent, rule_rewrite
 from memory_chains.rewrite._verify import verify
@@ -214,3 +214,53 @@ def test_an_article_before_a_noun_in_re_is_not_an_object_pronoun(question: str) 
     written = put_referent(question, "forfait Brise", turns) or ""
     assert written.startswith(question.rstrip(" ?")), written  # completed, nothing replaced
     assert written.endswith("pour le forfait Brise ?"), written
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Will I pay a fee in Oslo?", ["Oslo"]),
+        ("That's Nimbus Basic, our entry plan.", ["Nimbus Basic"]),
+        ("What's the Nimbus Pro? It has 5G.", ["Nimbus Pro"]),
+        ("Is the Velo Start available?", ["Velo Start"]),
+        ("We offer Nimbus Basic and Nimbus Pro.", ["Nimbus Basic", "Nimbus Pro"]),
+    ],
+)
+def test_a_function_word_opening_a_sentence_starts_no_name(text: str, names: list[str]) -> None:
+    assert names_in(text) == names
+
+
+@pytest.mark.parametrize(
+    ("question", "referent", "history", "expected"),
+    [
+        ("Quel est le prix du forfait ?", "Forfait Brume",
+         [("assistant", "Le Forfait Brume coûte 9 €.")], "Quel est le prix du Forfait Brume ?"),
+        ("Can I close my account online?", "Nimbus Account",
+         [("assistant", "The Nimbus Account is free.")], "Can I close my Nimbus Account online?"),
+        ("la carte a une assurance ?", "Ambre",
+         [("user", "La carte Ambre, c'est combien ?")], "La carte Ambre a une assurance ?"),
+    ],
+)  # fmt: skip
+def test_the_generic_noun_for_the_thing_becomes_its_name(
+    question: str, referent: str, history: list[tuple[str, str]], expected: str
+) -> None:
+    assert put_referent(question, referent, history) == expected
+
+
+def test_a_short_name_is_kept_beside_a_longer_one_that_only_spells_it() -> None:
+    turns = [("user", "I have the Nimbus card."), ("assistant", "It works in the US.")]
+    assert candidate_entities(turns) == ("US", "Nimbus")
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("et sur celui des bénévoles ?", "et sur Espace Lierre ?"),
+        ("pour celui de la petite, qui vient ?", "pour Espace Lierre, qui vient ?"),
+        ("et celui à 12,99 € ?", "et Espace Lierre ?"),
+    ],
+)
+def test_a_demonstrative_is_replaced_with_its_whole_description(
+    question: str, expected: str
+) -> None:
+    assert put_referent(question, "Espace Lierre", []) == expected
