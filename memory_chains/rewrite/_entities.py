@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from memory_chains._calendar import is_calendar_word
-from memory_chains._folding import fold
+from memory_chains._folding import fold, has_word
 from memory_chains._terms import STOP_WORDS
 from memory_chains.rewrite._history import Turn
 
@@ -135,12 +135,6 @@ def names_in(text: str) -> list[str]:
     return names
 
 
-def _within(short: str, long: str) -> bool:
-    """True when ``short`` is ``long`` or a run of its words ("xps 15" in "dell xps 15";
-    not "us" in "nimbus")."""
-    return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long) is not None
-
-
 def candidate_entities(
     turns: Sequence[Turn],
     hints: Iterable[str] = (),
@@ -167,9 +161,10 @@ def candidate_entities(
     def add(name: str) -> None:
         low = name.lower()
         for k, known in enumerate(found):
-            if _within(low, known.lower()):
+            # whole words: "xps 15" is in "dell xps 15", "us" is not in "nimbus"
+            if has_word(known.lower(), low):
                 return
-            if _within(known.lower(), low):
+            if has_word(low, known.lower()):
                 found[k] = name
                 return
         found.append(name)

@@ -24,7 +24,6 @@ they make that call.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Collection, Generator, Iterable, Sequence
@@ -35,7 +34,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from memory_chains._calls import Call, Unavailable, arun, run
-from memory_chains._folding import fold
+from memory_chains._folding import fold, has_word
 from memory_chains._history import message_text
 from memory_chains._terms import keywords, stem
 from memory_chains.errors import InvalidInputError, MalformedOutputError
@@ -148,12 +147,10 @@ class _Plan:
         heard = fold(" ".join(text for _, text in self.history))
         known = {fold(n) for n in self.names}  # the counted item is one of them
         asked = fold(self.question)
-        parts = [" ".join(p.split()) for p in about.replace(",", ";").split(";")]
         found = [
             p
-            for p in parts
-            if p
-            and fold(p) not in asked
+            for p in _about_names(about)
+            if fold(p) not in asked
             and (fold(p) in known or (len(p.split()) >= 2 and fold(p) in heard))
         ]
         if len(found) > 1 and "comparison" not in self.detection.reasons:
@@ -161,7 +158,9 @@ class _Plan:
             # and stops at the one it means, so the last one listed is its choice (on the
             # dev split it is right twice as often as the first).
             found = found[-1:]
-        if len(found) > 1 and any(_says(asked, fold(n)) for n in self.names):
+        if len(found) > 1 and any(
+            has_word(asked, fold(n)) for n in self.names
+        ):  # not "us" in "use"
             # "compare it to the Lenovo one": the question names one side, the other is missing.
             found = found[:1]
         if not self.explicit and not all(fold(p) in known for p in found):
@@ -171,9 +170,7 @@ class _Plan:
     def names_one_of(self, rewrite: str, about: str) -> bool:
         """True when ``rewrite`` names one of the things ``about`` lists that the question
         did not name."""
-        asked = self.question
-        parts = [p.strip() for p in about.replace(",", ";").split(";") if p.strip()]
-        return any(_names(rewrite, p) and not _names(asked, p) for p in parts)
+        return any(_names(rewrite, p) and not _names(self.question, p) for p in _about_names(about))
 
     @property
     def listed(self) -> tuple[str, ...]:
@@ -476,6 +473,11 @@ class QueryRewriter:
         return self._llm
 
 
+def _about_names(about: str) -> list[str]:
+    """The names of the model's ``about`` (``read_answer`` joins them with ``;``)."""
+    return [" ".join(p.split()) for p in about.replace(",", ";").split(";") if p.strip()]
+
+
 def _names(text: str, name: str) -> bool:
     """True when ``text`` names ``name``, in full or by a part that can only mean it
     ("l'offre Brume" names "Velora Brume"; "Velora" alone does not).
@@ -488,18 +490,7 @@ def _names(text: str, name: str) -> bool:
     """
     from memory_chains.entities import is_alias  # the entity memory's alias rule
 
-    return _says(fold(text), fold(name)) or any(is_alias(n, name) for n in names_in(text))
-
-
-def _says(folded: str, name: str) -> bool:
-    """True when the folded text holds the folded name as whole words ("us" is not in
-    "to use").
-
-    Example:
-        >>> _says("cheaper to use there", "us"), _says("cheaper in the us", "us")
-        (False, True)
-    """
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
+    return has_word(fold(text), fold(name)) or any(is_alias(n, name) for n in names_in(text))
 
 
 def _in_process(model: Any) -> bool:
